@@ -1,0 +1,118 @@
+"""Per-classifier discrepancies ``d(c, q)`` between a code entry and a binary output.
+
+The paper's discrepancy of class ``k`` is ``rho_k = sum_l w_l d(C[k, l], Q[:, l])``.
+Everything downstream only needs the two matrices
+
+* ``L_pos = d(+1, Q)`` -- the loss if the sample's class is on the positive side,
+* ``L_neg = d(-1, Q)`` -- the loss if it is on the negative side,
+
+each of shape ``(n_samples, n_classifiers)``; a don't-care entry (``C = 0``)
+contributes 0, which the decoders get by multiplying with the indicator matrices
+``code == +1`` and ``code == -1``.
+
+Binary outputs come in two kinds:
+
+* ``"proba"``: ``Q`` is the probability of the positive side, in ``[0, 1]``;
+* ``"margin"``: ``Q`` is a real score, positive for the positive side
+  (``decision_function`` of a learner without ``predict_proba``).
+
+==================  ==========  =========================================
+loss                output      ``d(c, q)`` for ``c = +1 / -1``
+==================  ==========  =========================================
+``cross_entropy``   proba       ``-log q`` / ``-log(1 - q)`` (paper eq. 5)
+``exponential``     proba       ``exp(-c (q - 1/2))`` (paper eq. 6)
+``exponential``     margin      ``exp(-c q)`` (Allwein et al.)
+``logistic``        margin      ``log(1 + exp(-c q))``
+``hinge``           margin      ``max(0, 1 - c q)``
+==================  ==========  =========================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LOSSES", "OUTPUT_KINDS", "binary_losses", "check_binary_outputs", "clip_proba"]
+
+OUTPUT_KINDS = ("proba", "margin")
+
+# loss name -> output kinds it is defined for
+LOSSES = {
+    "cross_entropy": ("proba",),
+    "exponential": ("proba", "margin"),
+    "logistic": ("margin",),
+    "hinge": ("margin",),
+}
+
+
+def clip_proba(Q):
+    """Clip probabilities into ``[eps, 1 - eps]`` (``eps`` = machine epsilon of the dtype).
+
+    The single place where convexagg moves probabilities away from 0 and 1, so
+    that ``-log q`` stays finite (at most ``-log(2.2e-16) = 36`` in float64).
+    """
+    eps = np.finfo(Q.dtype).eps
+    return np.clip(Q, eps, 1.0 - eps)
+
+
+def check_binary_outputs(Q, output="proba"):
+    """Validate binary outputs ``Q``: finite, and inside ``[0, 1]`` for probabilities.
+
+    Returns ``Q`` as a floating array (float32 is kept, anything else becomes float64).
+    """
+    if output not in OUTPUT_KINDS:
+        raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
+    Q = np.asarray(Q)
+    if Q.dtype not in (np.float32, np.float64):
+        try:
+            Q = Q.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.") from None
+    if Q.ndim != 2:
+        raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {Q.shape}.")
+    if not np.isfinite(Q).all():
+        raise ValueError("Q contains NaN or infinite values; binary outputs must be finite.")
+    if output == "proba" and (Q.min(initial=0.0) < 0.0 or Q.max(initial=0.0) > 1.0):
+        raise ValueError(
+            "Q holds probabilities (output='proba') but has values outside [0, 1] "
+            f"(min {Q.min():.4g}, max {Q.max():.4g}); pass output='margin' for scores."
+        )
+    return Q
+
+
+def _check_loss(loss, output):
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {tuple(LOSSES)}, got {loss!r}.")
+    if output not in LOSSES[loss]:
+        allowed = [name for name, kinds in LOSSES.items() if output in kinds]
+        raise ValueError(
+            f"loss={loss!r} is not defined for output={output!r} binary outputs; "
+            f"use one of {allowed}."
+        )
+
+
+def binary_losses(Q, loss="cross_entropy", output="proba"):
+    """Losses of every binary output against both sides.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n_samples, n_classifiers)
+        Binary outputs, already validated (see :func:`check_binary_outputs`).
+    loss : {"cross_entropy", "exponential", "logistic", "hinge"}
+    output : {"proba", "margin"}
+
+    Returns
+    -------
+    L_pos, L_neg : ndarray of shape (n_samples, n_classifiers)
+        ``d(+1, Q)`` and ``d(-1, Q)``; finite and non-negative.
+    """
+    _check_loss(loss, output)
+    if loss == "cross_entropy":
+        Qc = clip_proba(Q)
+        return -np.log(Qc), -np.log1p(-Qc)
+    if loss == "exponential":
+        m = Q - 0.5 if output == "proba" else Q
+        return np.exp(-m), np.exp(m)
+    if loss == "logistic":
+        return np.logaddexp(0.0, -Q), np.logaddexp(0.0, Q)
+    # hinge
+    return np.maximum(0.0, 1.0 - Q), np.maximum(0.0, 1.0 + Q)
