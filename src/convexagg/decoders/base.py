@@ -1,0 +1,71 @@
+"""What every decoder shares: input validation and ``predict``.
+
+A decoder turns binary outputs ``Q`` of shape ``(n_samples, n_classifiers)``
+into class scores or probabilities for the classes ``0..n_classes-1`` of a code
+matrix. Its interface::
+
+    decoder.fit(Q, y, code, output="proba")   # y: integer class indices
+    decoder.predict_proba(Q)                  # (n_samples, n_classes), rows sum to 1
+    decoder.decision_function(Q)              # larger = more likely
+    decoder.predict(Q)                        # argmax of predict_proba
+
+Decoders that learn nothing still take ``fit`` (it records the code) so every
+decoder can be swapped for another inside a fitted classifier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..codes import check_code_matrix
+from ..losses import check_binary_outputs
+
+__all__ = ["BaseDecoder"]
+
+
+class BaseDecoder(BaseEstimator):
+    """Base class: validation of ``(Q, y, code)`` and ``predict``."""
+
+    def _validate_fit(self, Q, y, code, output):
+        code = check_code_matrix(code)
+        Q = check_binary_outputs(Q, output)
+        if Q.shape[1] != code.shape[1]:
+            raise ValueError(
+                f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
+                "classifiers (columns); they must match."
+            )
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != Q.shape[0]:
+            raise ValueError(
+                f"y must be 1-D with one label per row of Q ({Q.shape[0]}), got shape {y.shape}."
+            )
+        if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= code.shape[0]:
+            raise ValueError(
+                "y must hold integer class indices in 0..n_classes-1 "
+                f"(n_classes={code.shape[0]} rows of the code)."
+            )
+        self.code_ = code
+        self.output_ = output
+        self.n_classes_ = code.shape[0]
+        return Q, y.astype(np.intp), code
+
+    def _validate_predict(self, Q):
+        check_is_fitted(self, "code_")
+        Q = check_binary_outputs(Q, self.output_)
+        if Q.shape[1] != self.code_.shape[1]:
+            raise ValueError(
+                f"Q has {Q.shape[1]} columns but the decoder was fitted with "
+                f"{self.code_.shape[1]} classifiers."
+            )
+        return Q
+
+    def predict(self, Q):
+        """Most probable class index for each row of ``Q``.
+
+        Ties go to the smallest class index (``numpy.argmax``).
+        """
+        if hasattr(self, "predict_proba"):
+            return np.argmax(self.predict_proba(Q), axis=1)
+        return np.argmax(self.decision_function(Q), axis=1)

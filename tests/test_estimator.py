@@ -1,0 +1,118 @@
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
+from convexagg.codes import one_vs_one
+
+
+@parametrize_with_checks(
+    [
+        CodeMatrixClassifier(),
+        ConvexAggregationClassifier(),
+        ConvexAggregationClassifier(code="ovr"),
+        CodeMatrixClassifier(code="ecoc", cv=3),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris(return_X_y=True)
+
+
+def test_any_label_type_and_predict_is_argmax(iris):
+    X, y = iris
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    clf = ConvexAggregationClassifier(code="ovo").fit(X, names)
+    assert list(clf.classes_) == ["setosa", "versicolor", "virginica"]
+    P = clf.predict_proba(X)
+    assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1)
+    assert np.array_equal(clf.predict(X), clf.classes_[P.argmax(axis=1)])
+    assert clf.score(X, names) > 0.95
+    assert clf.weights_.shape == (3,) and (clf.weights_ >= 0).all()
+    assert clf.n_iter_ >= 1 and len(clf.estimators_) == 3
+    assert np.array_equal(clf.code_matrix_, one_vs_one(3))
+
+
+def test_convex_classifier_equals_code_matrix_with_convex_decoder(iris):
+    X, y = iris
+    a = ConvexAggregationClassifier(code="ovr", alpha=1e-3).fit(X, y)
+    b = CodeMatrixClassifier(code="ovr", decoder=ConvexDecoder(alpha=1e-3)).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_margin_learner_needs_a_margin_loss(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="not defined for output='margin'"):
+        ConvexAggregationClassifier(LinearSVC()).fit(X, y)
+    clf = ConvexAggregationClassifier(LinearSVC(), loss="logistic").fit(X, y)
+    assert clf.binary_output_ == "margin"
+    assert clf.score(X, y) > 0.9
+
+
+def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
+    X, y = iris
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    clf = ConvexAggregationClassifier(code="ovr", cv=cv).fit(X, y)
+    insample = ConvexAggregationClassifier(code="ovr").fit(X, y)
+    # the binaries are the same (refit on all data), the weights differ
+    np.testing.assert_allclose(clf.predict_binary_proba(X), insample.predict_binary_proba(X))
+    assert not np.allclose(clf.weights_, insample.weights_)
+    # out-of-fold weights are those of a decoder fitted on the out-of-fold Q
+    from convexagg.binary import out_of_fold_outputs
+
+    Q = out_of_fold_outputs(LogisticRegression(), X, y, clf.code_matrix_, cv, "proba")
+    np.testing.assert_allclose(
+        ConvexDecoder().fit(Q, y, clf.code_matrix_).weights_, clf.weights_, rtol=1e-10
+    )
+
+
+def test_prefit_uses_given_binaries(iris):
+    X, y = iris
+    fitted = ConvexAggregationClassifier(code="ovo").fit(X, y)
+    prefit = ConvexAggregationClassifier(list(fitted.estimators_), code="ovo", cv="prefit")
+    prefit.fit(X, y)
+    assert all(a is b for a, b in zip(prefit.estimators_, fitted.estimators_))
+    np.testing.assert_allclose(prefit.predict_proba(X), fitted.predict_proba(X))
+    with pytest.raises(ValueError, match="one per code column"):
+        ConvexAggregationClassifier(fitted.estimators_[:2], cv="prefit").fit(X, y)
+
+
+def test_custom_code_and_n_jobs(iris):
+    X, y = iris
+    code = np.array([[1, 1, 0], [-1, 0, 1], [0, -1, -1]])
+    a = CodeMatrixClassifier(code=code, n_jobs=2).fit(X, y)
+    b = CodeMatrixClassifier(code=code).fit(X, y)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X))
+    with pytest.raises(ValueError, match="code has 2 rows but there are 3 classes"):
+        CodeMatrixClassifier(code=code[:2]).fit(X, y)
+
+
+def test_one_sided_cv_fold_gives_constant_binary_and_warning():
+    X, y = make_classification(60, 4, n_informative=3, n_redundant=0, n_classes=3, random_state=0)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    # unshuffled 2-fold split: the first fold sees classes 0 and part of 1 only
+    with pytest.warns(UserWarning, match="only one side"):
+        clf = ConvexAggregationClassifier(
+            code="ovo", cv=[(np.arange(30), np.arange(30, 60)), (np.arange(30, 60), np.arange(30))]
+        )
+        clf.fit(X, y)
+    assert np.isfinite(clf.predict_proba(X)).all()
+
+
+def test_fit_failure_leaves_no_fitted_state(iris):
+    X, y = iris
+    clf = ConvexAggregationClassifier(LinearSVC())
+    with pytest.raises(ValueError):
+        clf.fit(X, y)
+    assert not hasattr(clf, "classes_") and not hasattr(clf, "decoder_")
+    assert clone(clf).get_params()["loss"] == "cross_entropy"  # parameters untouched
