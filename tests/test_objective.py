@@ -54,6 +54,7 @@ def test_matrix_free_equals_appendix_formulas(seed, code_name):
     H_free = np.column_stack([obj.hessp(point, e) for e in np.eye(M)])
     np.testing.assert_allclose(H_free, H_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(obj.hess_diag(point, chunk_rows=7), np.diag(H_ref), rtol=1e-9)
+    np.testing.assert_allclose(obj.hessian(point), H_ref, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("loss", ["cross_entropy", "exponential"])

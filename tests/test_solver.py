@@ -30,16 +30,17 @@ def digits_outputs():
     return out
 
 
+@pytest.mark.parametrize("newton", ["cg", "cholesky"])
 @pytest.mark.parametrize("code", ["ovr", "ovo", "ecoc"])
-def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, code):
+def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, code, newton):
     Q, y, C = digits_outputs[code]
     alpha = 1e-4
     obj = ConvexObjective(stack_losses(*binary_losses(Q)), C, y, alpha)
     ref = lbfgsb(obj, tol=1e-10)
-    dec = ConvexDecoder(alpha=alpha, tol=1e-8, max_iter=200).fit(Q, y, C)
-    assert dec.converged_
-    assert abs(dec.objective_ - ref.fun) <= 1e-6 * abs(ref.fun)
-    w = dec.weights_
+    result = interior_point(obj, tol=1e-8, max_iter=200, newton=newton)
+    assert result.converged
+    assert abs(obj.value(result.w) - ref.fun) <= 1e-6 * abs(ref.fun)
+    w = result.w
     grad = obj.evaluate(w).grad
     tol = 1e-6
     assert (w >= 0).all()

@@ -26,6 +26,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
@@ -65,6 +66,13 @@ def _residual_norm(grad, w, z, mu):
     return float(np.sqrt(np.sum((grad - z) ** 2) + np.sum((z * w - mu) ** 2)))
 
 
+def _newton_direction_cholesky(objective, point, zw, g):
+    """Solve the reduced system exactly: dense Hessian plus a Cholesky factorisation."""
+    H = objective.hessian(point)
+    H[np.diag_indices_from(H)] += zw
+    return cho_solve(cho_factor(H, check_finite=False), -g, check_finite=False), 0
+
+
 def _newton_direction(objective, point, zw, g, r_norm):
     """Solve ``(hess f + diag(zw)) dw = -g`` by PCG with the diagonal as preconditioner.
 
@@ -99,6 +107,7 @@ def interior_point(
     alpha=0.01,
     beta=0.5,
     s_min=0.5,
+    newton="cg",
 ):
     """Run Algorithm 1 of the paper on ``objective``.
 
@@ -117,6 +126,11 @@ def interior_point(
         Backtracking constants of the paper.
     s_min : float, default=0.5
         Step length above which ``mu`` is reduced.
+    newton : {"cg", "cholesky"}, default="cg"
+        How the reduced Newton system is solved: the paper's PCG with the Hessian
+        diagonal as preconditioner (needs ``hessp`` and ``hess_diag``), or a dense
+        Hessian and a Cholesky factorisation (needs ``hessian``; exact, and
+        cheaper when ``M`` is small).
 
     Returns
     -------
@@ -124,6 +138,8 @@ def interior_point(
         A :class:`~sklearn.exceptions.ConvergenceWarning` is emitted when
         ``max_iter`` is reached first.
     """
+    if newton not in ("cg", "cholesky"):
+        raise ValueError(f"newton must be 'cg' or 'cholesky', got {newton!r}.")
     M = objective.n_weights
     w = np.full(M, 1.0 / M) if w0 is None else np.array(w0, dtype=np.float64)
     z = np.ones(M) if z0 is None else np.array(z0, dtype=np.float64)
@@ -156,7 +172,11 @@ def interior_point(
 
         # Newton step on the reduced system H dw = -g (eq. 22).
         zw = z / w
-        dw, cg_iter = _newton_direction(objective, point, zw, point.grad - mu / w, r_norm)
+        g = point.grad - mu / w
+        if newton == "cg":
+            dw, cg_iter = _newton_direction(objective, point, zw, g, r_norm)
+        else:
+            dw, cg_iter = _newton_direction_cholesky(objective, point, zw, g)
         dz = -zw * dw - z + mu / w
 
         # Step length (eqs. 24-25).

@@ -141,6 +141,30 @@ class ConvexObjective:
             diag += first - np.einsum("il,il->l", S, S)
         return diag / self.n_samples + self.alpha
 
+    def hessian(self, point):
+        """Dense Hessian ``(M, M)``, built per class from the columns that use it.
+
+        ``H = (1/n) [sum_k E_k' diag(P[:, k]) E_k - S' S] + alpha I`` where
+        ``E_k = L_pos [C_k = +1] + L_neg [C_k = -1]`` (``n x M``, non-zero only on
+        the columns class ``k`` uses) and ``S = sum_k P[:, k] E_k``. The first sum
+        costs ``n sum_k |cols(k)|^2`` (one-vs-one: ``n K (K-1)^2``) instead of the
+        paper's ``n K M^2``; ``S' S`` is one ``n x M`` Gram product.
+        """
+        M = self.n_weights
+        P = point.P
+        Lp, Ln = self.L[:, :M], self.L[:, M:]
+        pos, neg = self.ET[:M], self.ET[M:]  # (M, K) indicators
+        PE = P @ self.ET.T
+        S = Lp * PE[:, :M] + Ln * PE[:, M:]
+        H = -(S.T @ S)
+        for k in range(self.n_classes):
+            cols = np.flatnonzero(pos[:, k] + neg[:, k])
+            Ek = np.where(pos[cols, k] > 0, Lp[:, cols], Ln[:, cols])
+            H[np.ix_(cols, cols)] += (Ek * P[:, k : k + 1]).T @ Ek
+        H /= self.n_samples
+        H[np.diag_indices(M)] += self.alpha
+        return H
+
     def predict_proba(self, w):
         """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``w``."""
         return softmax(-discrepancies(self.L, self.ET, w), axis=1)
