@@ -16,8 +16,12 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+import joblib  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.svm import LinearSVC  # noqa: E402
 
-from convexagg import ConvexDecoder  # noqa: E402
+from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
 from convexagg.solvers import ConvexObjective, interior_point, stack_losses  # noqa: E402
@@ -214,3 +218,51 @@ def test_decoder_predict_on_dask_is_lazy_and_blockwise(client):
         np.testing.assert_allclose(got, getattr(dec, method)(Q), rtol=1e-13, atol=1e-15)
     with pytest.raises(ValueError, match="shape"):
         dec.predict_proba(lazy[:, :-1])
+
+
+def test_estimator_trains_binaries_on_the_cluster(client):
+    """Under joblib's dask backend the binary problems are fitted on the workers."""
+    X, y = load_iris(return_X_y=True)
+    worker_addresses = set(client.scheduler_info()["workers"])
+    with distributed.get_task_stream(client) as tasks:
+        with joblib.parallel_config(backend="dask"):
+            clf = ConvexAggregationClassifier(LogisticRegression(), code="ovo").fit(X, y)
+    fitted_on = {t["worker"] for t in tasks.data if "_fit_binary" in str(t["key"])}
+    assert fitted_on and fitted_on <= worker_addresses
+    ref = ConvexAggregationClassifier(LogisticRegression(), code="ovo").fit(X, y)
+    np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "estimator, code, loss",
+    [(LogisticRegression(), "ovo", "cross_entropy"), (LinearSVC(), "ovr", "logistic")],
+)
+def test_estimator_predicts_dask_X_blockwise(client, estimator, code, loss):
+    X, y = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    clf = ConvexAggregationClassifier(estimator, code=code, loss=loss, n_jobs=2).fit(X, labels)
+    Xd = da.from_array(X, chunks=(60, 2))
+    for method in ("predict_proba", "predict", "decision_function", "predict_binary_proba"):
+        out = getattr(clf, method)(Xd)
+        assert isinstance(out, da.Array)
+        expected = getattr(clf, method)(X)
+        got = out.compute()
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        if got.dtype.kind == "f":
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+        else:
+            assert np.array_equal(got, expected)
+    assert isinstance(clf.predict_proba(_poisoned(X.shape, [75, 75])), da.Array)  # lazy
+    with pytest.raises(ValueError, match="expecting 4 features"):
+        clf.predict_proba(Xd[:, :3])
+
+
+def test_out_of_core_pipeline_on_the_cluster(client):
+    """Binaries on the cluster, their outputs on a Dask X, weights fitted out of core:
+    the same weights as the in-memory estimator."""
+    X, y = load_iris(return_X_y=True)
+    with joblib.parallel_config(backend="dask"):
+        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3).fit(X, y)
+    Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
+    decoder = ConvexDecoder(alpha=1e-3).fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)
+    np.testing.assert_allclose(decoder.weights_, clf.weights_, rtol=0, atol=1e-8)
