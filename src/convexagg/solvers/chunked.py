@@ -143,6 +143,8 @@ class DaskObjective:
 
     def __init__(self, Q, y, code, alpha, loss="cross_entropy", output="proba", split_every=8):
         import_dask_array()
+        import dask
+
         Q = row_blocks(Q, require_known_rows=True)
         self.code = np.asarray(code)
         if Q.shape[1] != self.code.shape[1]:
@@ -166,6 +168,8 @@ class DaskObjective:
         self._blocks = [(q, yb) for q, yb, n in zip(q_blocks, y_blocks, row_chunks) if n > 0]
         self.n_blocks = len(self._blocks)
         self.n_passes = 0
+        # one graph node for the code, shared by the block tasks of every pass
+        self._code = dask.delayed(self.code, pure=True)
 
     def _pass(self, w, with_hessian):
         """One Dask computation: the partial sums of all blocks, tree-reduced."""
@@ -173,7 +177,7 @@ class DaskObjective:
 
         block = dask.delayed(block_sums, pure=True)
         parts = [
-            block(q, yb, w, self.code, self.loss, self.output, with_hessian)
+            block(q, yb, w, self._code, self.loss, self.output, with_hessian)
             for q, yb in self._blocks
         ]
         reduce = dask.delayed(_sum_blocks, pure=True)
