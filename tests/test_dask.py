@@ -199,6 +199,11 @@ def test_decoder_dask_errors_before_any_pass():
         ConvexDecoder().fit(Qd, y.astype(float), code)
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         ConvexDecoder().fit(Qd[Qd[:, 0] > 0.5], y, code)
+    yd = da.from_array(y, chunks=50)
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        ConvexDecoder().fit(Q, yd[yd >= 0], code)
+    with pytest.raises(ValueError, match="one label per row"):
+        ConvexDecoder().fit(Q[:-1], yd, code)
     with pytest.raises(ValueError, match="columns but the code matrix"):
         ConvexDecoder().fit(Qd[:, :-1], y, code)
     with pytest.raises(ValueError, match="not defined for output"):

@@ -10,7 +10,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._dask import import_dask_array, is_dask_array, map_row_blocks
+from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, _check_loss, binary_losses
 from ..solvers import ConvexObjective, discrepancies, interior_point, side_indicators, stack_losses
@@ -153,6 +153,7 @@ class ConvexDecoder(BaseDecoder):
             Q = np.asarray(Q)
             if Q.ndim != 2:
                 raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {Q.shape}.")
+            y = aligned_labels(y, y.chunks[0] if y.ndim == 1 else (), Q.shape[0])
             Q = da.from_array(Q, chunks=(y.chunks[0], -1))
         if not (np.issubdtype(Q.dtype, np.floating) or np.issubdtype(Q.dtype, np.integer)):
             raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.")
