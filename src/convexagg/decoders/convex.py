@@ -158,10 +158,11 @@ class ConvexDecoder(BaseDecoder):
         if not (np.issubdtype(Q.dtype, np.floating) or np.issubdtype(Q.dtype, np.integer)):
             raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.")
         objective = DaskObjective(Q, y, code, self.alpha, loss=self.loss, output=output)
+        result = self._solve(objective)  # a bad block raises here, before anything is set
         self.code_ = code
         self.output_ = output
         self.n_classes_ = code.shape[0]
-        self._set_result(self._solve(objective))
+        self._set_result(result)
         self.n_passes_ = objective.n_passes
         return self
 
