@@ -8,7 +8,11 @@ solvers) -> estimators (scikit-learn API).
 """
 
 from .codes import make_code
-from .decoders import ConvexDecoder
+from .decoders import (
+    ConvexDecoder,
+    HammingDecoder,
+    LossBasedDecoder,
+)
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 
 __version__ = "0.1.0"
@@ -17,6 +21,8 @@ __all__ = [
     "CodeMatrixClassifier",
     "ConvexAggregationClassifier",
     "ConvexDecoder",
+    "HammingDecoder",
+    "LossBasedDecoder",
     "__version__",
     "make_code",
 ]
