@@ -9,6 +9,7 @@ solvers) -> estimators (scikit-learn API).
 
 from .codes import make_code
 from .decoders import (
+    BradleyTerryDecoder,
     ConvexDecoder,
     HammingDecoder,
     LossBasedDecoder,
@@ -18,6 +19,7 @@ from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 __version__ = "0.1.0"
 
 __all__ = [
+    "BradleyTerryDecoder",
     "CodeMatrixClassifier",
     "ConvexAggregationClassifier",
     "ConvexDecoder",

@@ -16,12 +16,14 @@ All work on the same binary outputs, so a fitted
 """
 
 from .base import BaseDecoder
+from .bradley_terry import BradleyTerryDecoder
 from .convex import ConvexDecoder
 from .hamming import HammingDecoder
 from .loss_based import LossBasedDecoder
 
 __all__ = [
     "BaseDecoder",
+    "BradleyTerryDecoder",
     "ConvexDecoder",
     "HammingDecoder",
     "LossBasedDecoder",
