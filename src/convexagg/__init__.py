@@ -13,6 +13,7 @@ from .decoders import (
     ConvexDecoder,
     HammingDecoder,
     LossBasedDecoder,
+    PairwiseCouplingDecoder,
 )
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 
@@ -25,6 +26,7 @@ __all__ = [
     "ConvexDecoder",
     "HammingDecoder",
     "LossBasedDecoder",
+    "PairwiseCouplingDecoder",
     "__version__",
     "make_code",
 ]

@@ -20,6 +20,7 @@ from .bradley_terry import BradleyTerryDecoder
 from .convex import ConvexDecoder
 from .hamming import HammingDecoder
 from .loss_based import LossBasedDecoder
+from .pairwise import PairwiseCouplingDecoder
 
 __all__ = [
     "BaseDecoder",
@@ -27,4 +28,5 @@ __all__ = [
     "ConvexDecoder",
     "HammingDecoder",
     "LossBasedDecoder",
+    "PairwiseCouplingDecoder",
 ]
