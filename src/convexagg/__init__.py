@@ -14,6 +14,7 @@ from .decoders import (
     HammingDecoder,
     LossBasedDecoder,
     PairwiseCouplingDecoder,
+    WMAPDecoder,
 )
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 
@@ -27,6 +28,7 @@ __all__ = [
     "HammingDecoder",
     "LossBasedDecoder",
     "PairwiseCouplingDecoder",
+    "WMAPDecoder",
     "__version__",
     "make_code",
 ]

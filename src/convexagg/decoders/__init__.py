@@ -21,6 +21,7 @@ from .convex import ConvexDecoder
 from .hamming import HammingDecoder
 from .loss_based import LossBasedDecoder
 from .pairwise import PairwiseCouplingDecoder
+from .wmap import WMAPDecoder
 
 __all__ = [
     "BaseDecoder",
@@ -29,4 +30,5 @@ __all__ = [
     "HammingDecoder",
     "LossBasedDecoder",
     "PairwiseCouplingDecoder",
+    "WMAPDecoder",
 ]

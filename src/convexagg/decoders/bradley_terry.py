@@ -120,10 +120,10 @@ def check_bradley_terry_conditions(code, weights, prior=0.0):
         )
     if not np.isfinite(v).all() or (v < 0).any():
         raise ValueError("Bradley-Terry weights must be finite and non-negative.")
+    if prior > 0:
+        return  # the prior alone makes the problem well posed (all-zero weights: uniform)
     if not (v > 0).any():
         raise ValueError("Bradley-Terry weights are all zero; no classifier would be used.")
-    if prior > 0:
-        return
     active = code[:, v > 0]
     unused = ~(active != 0).any(axis=1)
     if unused.any():
