@@ -170,10 +170,11 @@ def test_stiffness_continuation_approaches_large_margin_optimum(synthetic_lp):
 
 
 def test_tau_schedule():
-    np.testing.assert_array_equal(tau_schedule(100.0), [1, 4, 16, 64, 100])
-    np.testing.assert_array_equal(tau_schedule(16.0), [1, 4, 16])
+    np.testing.assert_array_equal(tau_schedule(100.0, factor=4), [1, 4, 16, 64, 100])
+    np.testing.assert_array_equal(tau_schedule(16.0, factor=4), [1, 4, 16])
     np.testing.assert_array_equal(tau_schedule(0.5), [0.5])
-    np.testing.assert_array_equal(tau_schedule(1000.0, factor=10), [1, 10, 100, 1000])
+    np.testing.assert_array_equal(tau_schedule(1000.0), [1, 10, 100, 1000])
+    np.testing.assert_array_equal(tau_schedule(50.0), [1, 10, 50])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -199,8 +200,8 @@ def test_large_margin_decoder_hinge_no_larger_than_convex_decoders(seed):
 def test_stiffness_decoder_records_the_continuation():
     Q, y, code = make_broken_classifier_outputs(n_per_class=30, random_state=0)
     dec = ConvexDecoder(formulation="stiffness", tau=20.0).fit(Q, y, code)
-    np.testing.assert_array_equal(dec.taus_, [1, 4, 16, 20])
-    assert dec.stage_n_iter_.shape == (4,) and dec.n_iter_ == dec.stage_n_iter_.sum()
+    np.testing.assert_array_equal(dec.taus_, [1, 10, 20])
+    assert dec.stage_n_iter_.shape == (3,) and dec.n_iter_ == dec.stage_n_iter_.sum()
     assert dec.converged_
     objective = StiffnessObjective(stack_losses(*binary_losses(Q)), code, y, dec.alpha, 20.0)
     assert dec.objective_ == pytest.approx(objective.value(dec.weights_), rel=1e-12)
@@ -208,3 +209,17 @@ def test_stiffness_decoder_records_the_continuation():
         ConvexDecoder(formulation="svm").fit(Q, y, code)
     with pytest.raises(ValueError, match="tau"):
         ConvexDecoder(formulation="stiffness", tau=0.0).fit(Q, y, code)
+
+
+@pytest.mark.parametrize("formulation", ["large_margin", "stiffness"])
+def test_formulations_inside_a_classifier(formulation):
+    from sklearn.datasets import load_iris
+
+    from convexagg import CodeMatrixClassifier
+
+    X, y = load_iris(return_X_y=True)
+    decoder = ConvexDecoder(formulation=formulation, tau=10.0, subgradient_iter=300)
+    clf = CodeMatrixClassifier(code="ovo", decoder=decoder).fit(X, y)
+    assert clf.decoder_.formulation == formulation
+    assert clf.score(X, y) > 0.9
+    assert np.allclose(clf.predict_proba(X[:5]).sum(axis=1), 1.0)

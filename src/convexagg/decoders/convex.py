@@ -77,7 +77,7 @@ class ConvexDecoder(BaseDecoder):
       cost-sensitive softmax with stiffness ``tau``, ``f_tau``, which tends to
       the large-margin objective as ``tau`` grows (``0 <= f_tau - f_LM <=
       log(K) / tau``, Proposition 1). Solved as the paper describes: the
-      interior point at ``tau = 1, 4, 16, ...`` up to ``tau``, each stage
+      interior point at ``tau = 1, 10, 100, ...`` up to ``tau``, each stage
       warm-started at the previous solution
       (:func:`~convexagg.solvers.stiffness_continuation`).
 
