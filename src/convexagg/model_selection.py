@@ -35,6 +35,10 @@ def default_alphas(n_alphas=13):
 class ConvexAggregationClassifierCV(CodeMatrixClassifier):
     """Convex aggregation with ``alpha`` chosen by cross-validated log-loss.
 
+    ``alpha`` is the paper's ``lambda`` of eq. 12 (with ``penalty="l2"``), which
+    the paper set by inspecting the regularisation path (section 5.1, Fig. 3)
+    and then fixed at ``1e-4``; here it is chosen from the data.
+
     For each fold the binary classifiers are trained **once** on the fold's
     training part; the aggregation weights are fitted, as in the paper, on the
     binaries' outputs on that same training part, along the whole regularisation
