@@ -69,6 +69,10 @@ def test_margins_ramp_and_misclassification():
     np.testing.assert_array_equal(ramp_loss([-1.0, 0.0, 0.25, 1.0, 2.0]), [1, 1, 0.75, 0, 0])
     with pytest.raises(ValueError, match="epsilon"):
         generalization_bound(dec, Q, y, epsilon=1.5)
+    with pytest.raises(ValueError, match="class indices"):
+        generalization_bound(dec, Q, y + 1)
+    with pytest.raises(ValueError, match="columns"):
+        generalization_bound(dec, Q[:, :2], y)
 
 
 def test_bound_from_a_fitted_classifier():

@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
-from .losses import binary_losses
+from .losses import binary_losses, check_binary_outputs
 from .solvers import discrepancies, side_indicators, stack_losses
 
 __all__ = [
@@ -179,6 +180,16 @@ def generalization_bound(decoder, Q, y, *, B=None, epsilon=0.05):
     GeneralizationBound
         ``empirical``, ``rademacher``, ``confidence`` and their ``total``.
     """
-    Q = np.asarray(Q, dtype=np.float64)
+    check_is_fitted(decoder, "weights_")
+    code = decoder.code_
+    Q = check_binary_outputs(Q, decoder.output_)
+    y = np.asarray(y)
+    if Q.shape[1] != code.shape[1] or y.shape != (Q.shape[0],):
+        raise ValueError(
+            f"Q must have {code.shape[1]} columns and y one label per row; got shapes "
+            f"{Q.shape} and {y.shape}."
+        )
+    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= code.shape[0]:
+        raise ValueError("y must hold integer class indices in 0..n_classes-1.")
     L = stack_losses(*binary_losses(Q, decoder.loss, decoder.output_))
-    return margin_bound(L, decoder.code_, y, decoder.weights_, B=B, epsilon=epsilon)
+    return margin_bound(L, code, y, decoder.weights_, B=B, epsilon=epsilon)
