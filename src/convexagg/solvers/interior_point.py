@@ -34,7 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
@@ -84,10 +84,19 @@ def _finite(point):
 
 
 def _newton_direction_cholesky(objective, point, zw, g):
-    """Solve the reduced system exactly: dense Hessian plus a Cholesky factorisation."""
+    """Solve the reduced system exactly: dense Hessian plus a Cholesky factorisation.
+
+    With ``alpha = 0`` and vanishing ``z / w`` the matrix can be singular, or
+    indefinite by rounding; the minimum-norm least-squares solution is used then.
+    """
     H = objective.hessian(point)
     H[np.diag_indices_from(H)] += zw
-    return cho_solve(cho_factor(H, check_finite=False), -g, check_finite=False), 0
+    try:
+        return cho_solve(cho_factor(H, check_finite=False), -g, check_finite=False), 0
+    except LinAlgError:
+        if not (np.isfinite(H).all() and np.isfinite(g).all()):
+            return np.full_like(g, np.nan), 0  # reported as a non-finite direction
+        return lstsq(H, -g, check_finite=False)[0], 0
 
 
 def _newton_direction(objective, point, zw, g, r_norm):
