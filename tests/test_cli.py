@@ -1,4 +1,5 @@
 import csv
+import gzip
 
 import numpy as np
 import pytest
@@ -91,9 +92,11 @@ def test_fit_then_predict_round_trip(iris_csv, model_file, tmp_path, capsys):
     np.testing.assert_array_equal(np.array([r.split(",") for r in lines[1:]], dtype=float), P)
 
 
-def test_integer_labels_and_options(iris_csv, tmp_path):
+def test_integer_labels_options_and_gzip(iris_csv, tmp_path):
     rows = [[*map(repr, x), str(t)] for x, t in zip(load_iris().data.tolist(), load_iris().target)]
-    train = _write(tmp_path / "numbers.csv", [*FEATURES, "label"], rows)
+    plain = _write(tmp_path / "numbers.csv", [*FEATURES, "label"], rows)
+    train = tmp_path / "numbers.csv.gz"
+    train.write_bytes(gzip.compress(plain.read_bytes()))
     out = tmp_path / "m.skops"
     argv = ["fit", str(train), "--target", "label", "--out", str(out), "--code", "ovr"]
     assert main([*argv, "--alpha", "1e-3", "--cv", "3"]) == 0

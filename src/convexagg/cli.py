@@ -13,7 +13,7 @@ together with the feature names and the target's name. ``predict`` writes the
 class probabilities of every row of ``DATA.csv`` as CSV with a header of class
 names (to standard output unless ``--out`` is given); ``DATA.csv`` must have the
 training features, in any order, and may also have the target column, which is
-ignored.
+ignored. Input files may be gzip-compressed (``.csv.gz``).
 
 User errors (a missing file or column, a non-numeric feature, columns that
 differ from training, an untrusted model file, invalid parameters) end with a

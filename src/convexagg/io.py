@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
 import inspect
 import io as _io
 import math
@@ -189,7 +190,7 @@ def load(path, trusted=None):
 
 
 def read_csv(path):
-    """Read a CSV file with a header row.
+    """Read a CSV file with a header row (gzip-compressed if the name ends in ``.gz``).
 
     Returns
     -------
@@ -199,8 +200,14 @@ def read_csv(path):
         Each data row with its line number in the file; blank lines are skipped.
     """
     path = Path(path)
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{path} is not a readable gzip file ({exc}).") from None
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     reader = csv.reader(_io.StringIO(text, newline=""))
