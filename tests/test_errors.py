@@ -364,3 +364,31 @@ def test_pairwise_coupling_needs_a_one_vs_one_code():
     with pytest.raises(ValueError, match="code"):
         dec.fit(_Q(), np.arange(9) % 3, one_vs_rest(3))
     assert _fitted_attributes(dec) == []
+
+
+class _FailsAfterFitting(ConvexDecoder):
+    """A decoder subclass whose fit fails after the base fit has set everything."""
+
+    def fit(self, Q, y, code, output="proba"):
+        super().fit(Q, y, code, output)
+        raise RuntimeError("failed late (simulated)")
+
+
+def test_every_decoder_fit_is_all_or_nothing(monkeypatch):
+    y = np.arange(9) % 3
+    dec = _FailsAfterFitting()
+    with pytest.raises(RuntimeError, match="simulated"):
+        dec.fit(_Q(), y, one_vs_one(3))
+    assert _fitted_attributes(dec) == []  # wrapped by BaseDecoder.__init_subclass__
+
+    fitted = ConvexDecoder().fit(_Q(), y, one_vs_one(3))
+    weights, P = fitted.weights_, fitted.predict_proba(_Q())
+
+    def solver_failure(*args, **kwargs):
+        raise FloatingPointError("solver failed (simulated)")
+
+    monkeypatch.setattr("convexagg.decoders.convex.interior_point", solver_failure)
+    with pytest.raises(FloatingPointError):
+        fitted.fit(_Q(seed=1), y, one_vs_rest(3))  # code_ is recorded before the solver runs
+    assert fitted.weights_ is weights and np.array_equal(fitted.code_, one_vs_one(3))
+    np.testing.assert_array_equal(fitted.predict_proba(_Q()), P)
