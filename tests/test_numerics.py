@@ -159,6 +159,20 @@ def test_nonfinite_start_point_is_a_clear_error():
         interior_point(ConvexObjective(L, code, y, 1e-4))
 
 
+@pytest.mark.parametrize("newton", ["cg", "cholesky"])
+def test_singular_newton_system_with_zero_alpha(newton):
+    """alpha = 0 and all-zero outputs (found by hypothesis): the Hessian is singular
+    and rounding makes it indefinite; Cholesky falls back to least squares."""
+    code = np.array([[-1, 1], [-1, -1], [1, 0]])
+    Q = np.zeros((2, 2))
+    obj = ConvexObjective(stack_losses(*binary_losses(Q)), code, np.array([0, 0]), 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = interior_point(obj, tol=1e-8, newton=newton)
+    assert np.isfinite(result.w).all() and (result.w > 0).all()
+    assert obj.value(result.w) <= obj.value(np.full(2, 0.5))
+
+
 # --------------------------------------------------------------------------- duplicate columns
 
 
