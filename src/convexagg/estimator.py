@@ -9,14 +9,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import check_cv
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import get_tags
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
+from ._utils import restore_on_failure
 from .binary import (
     binary_output_kind,
+    column_seeds,
     fit_binaries,
     out_of_fold_outputs,
     predict_binaries,
@@ -27,6 +29,34 @@ from .decoders.convex import PENALTIES
 from .losses import LOSSES
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
+
+_TARGET_HINTS = {
+    "continuous": "its values look continuous (floats that are not whole numbers), "
+    "a classifier needs discrete class labels",
+    "unknown": "labels must be all strings or all numbers; object arrays of numbers "
+    "or of mixed types are refused, as scikit-learn's classifiers refuse them",
+}
+
+
+def _check_lengths(X, y):
+    """``X`` and ``y`` have one row per sample (checked before anything else)."""
+    try:
+        n_X, n_y = _num_samples(X), _num_samples(y)
+    except TypeError:
+        return  # malformed input: validate_data names the problem
+    if n_X != n_y:
+        raise ValueError(
+            f"X has {n_X} samples but y has {n_y} labels; they must have the same length."
+        )
+
+
+def _check_targets(y):
+    """Like scikit-learn's ``check_classification_targets`` (same message prefix,
+    which its estimator checks look for), saying what is wrong with ``y``."""
+    y_type = type_of_target(y, input_name="y")
+    if y_type not in ("binary", "multiclass"):
+        hint = _TARGET_HINTS.get(y_type, "y must be 1-D with one class label per sample")
+        raise ValueError(f"Unknown label type: {y_type!r}. y must hold class labels: {hint}.")
 
 
 def _decoder_has(attr):
@@ -72,7 +102,10 @@ default="ovo"
     n_jobs : int, default=None
         Jobs for training and predicting the binaries (joblib).
     random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the cross-validation splitter.
+        Seeds random codes and the binary learners' own ``random_state``
+        parameters where those are left at None (one seed per column); an int
+        makes ``fit`` reproducible. A cross-validation splitter passed as ``cv``
+        keeps its own seed.
 
     Attributes
     ----------
@@ -133,17 +166,41 @@ default="ovo"
         )
 
     def _prefit_binaries(self, code):
+        """The given fitted binaries, checked, and the output kind they share."""
         estimators = list(self.estimator) if isinstance(self.estimator, (list, tuple)) else None
         if estimators is None or len(estimators) != code.shape[1]:
             raise ValueError(
                 "with cv='prefit', estimator must be a list of fitted binary classifiers, "
                 f"one per code column ({code.shape[1]}); got {self.estimator!r}."
             )
-        for est in estimators:
+        for l, est in enumerate(estimators):
+            binary_output_kind(est)  # TypeError naming the estimator
             check_is_fitted(est)
-        return estimators
+            n_classes = len(getattr(est, "classes_", ()))
+            if n_classes != 2:
+                raise ValueError(
+                    f"with cv='prefit', estimator[{l}] must be a fitted binary classifier "
+                    f"(classes_ of length 2); it has {n_classes} classes."
+                )
+        if all(hasattr(est, "predict_proba") for est in estimators):
+            return estimators, "proba"
+        if all(hasattr(est, "decision_function") for est in estimators):
+            return estimators, "margin"
+        raise TypeError(
+            "with cv='prefit', the binary classifiers must all have predict_proba or all "
+            "have decision_function; they mix the two."
+        )
+
+    @staticmethod
+    def _check_decoder(decoder, output):
+        """Fail fast: the decoder's parameters are valid and it takes ``output``."""
+        if hasattr(decoder, "_validate_params"):
+            decoder._validate_params()
+        if hasattr(decoder, "_check_output"):
+            decoder._check_output(output)
 
     @_fit_context(prefer_skip_nested_validation=False)
+    @restore_on_failure
     def fit(self, X, y):
         """Encode, train the binary classifiers, and fit the decoder.
 
@@ -156,10 +213,17 @@ default="ovo"
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the offending parameter or input. ``fit`` is all-or-nothing:
+            if it raises, the estimator is left exactly as it was before.
         """
+        _check_lengths(X, y)
         X, y = self._validate_X(X, y)
         y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        _check_targets(y)
         encoder = LabelEncoder().fit(y)
         classes = encoder.classes_
         if classes.size < 2:
@@ -167,22 +231,29 @@ default="ovo"
                 f"y contains 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
             )
         y_enc = encoder.transform(y)
-        code = make_code(self.code, classes.size, random_state=self.random_state)
+        # One generator for the code and the binaries' seeds: a seed fixes both.
+        rng = None if self.random_state is None else check_random_state(self.random_state)
+        code = make_code(self.code, classes.size, random_state=rng)
 
+        decoder = self._make_decoder()
         if self.cv == "prefit":
-            estimators = self._prefit_binaries(code)
-            output = binary_output_kind(estimators[0])
+            estimators, output = self._prefit_binaries(code)
+            self._check_decoder(decoder, output)
             Q = predict_binaries(estimators, X, output, n_jobs=self.n_jobs)
         else:
             base = self._base_estimator()
             output = binary_output_kind(base)
-            estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs)
+            self._check_decoder(decoder, output)  # before any binary is trained
+            seeds = column_seeds(rng, code.shape[1])
+            estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs, seeds=seeds)
             if self.cv is None:
                 Q = predict_binaries(estimators, X, output, n_jobs=self.n_jobs)
             else:
                 cv = check_cv(self.cv, y_enc, classifier=True)
-                Q = out_of_fold_outputs(base, X, y_enc, code, cv, output, n_jobs=self.n_jobs)
-        decoder = self._make_decoder().fit(Q, y_enc, code, output=output)
+                Q = out_of_fold_outputs(
+                    base, X, y_enc, code, cv, output, n_jobs=self.n_jobs, seeds=seeds
+                )
+        decoder.fit(Q, y_enc, code, output=output)
 
         # Attributes are set only once everything has succeeded.
         self.classes_ = classes

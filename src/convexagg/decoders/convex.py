@@ -9,7 +9,7 @@ from scipy.special import softmax
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..losses import LOSSES, binary_losses
+from ..losses import LOSSES, binary_losses, check_loss
 from ..solvers import (
     ConvexObjective,
     LargeMarginObjective,
@@ -187,6 +187,10 @@ class ConvexDecoder(BaseDecoder):
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.subgradient_iter = subgradient_iter
+
+    def _check_output(self, output):
+        super()._check_output(output)
+        check_loss(self.loss, output)
 
     def _stacked_losses(self, Q):
         return stack_losses(*binary_losses(Q, self.loss, self.output_))
