@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import check_code_matrix, make_code, one_vs_one, one_vs_rest
-from helpers import DECODERS, accepts_code
+from helpers import DECODERS, accepts_code, scores
 
 ESTIMATORS = [CodeMatrixClassifier, ConvexAggregationClassifier]
 
@@ -321,7 +321,7 @@ def test_decoders_reject_bad_Q(Decoder, bad, message):
     assert _fitted_attributes(dec) == []
     fitted = Decoder().fit(_Q(), np.arange(9) % 3, code)
     with pytest.raises(ValueError, match=message):
-        fitted.predict_proba(Q)
+        scores(fitted, Q)
 
 
 @pytest.mark.parametrize("Decoder", DECODERS, ids=lambda c: c.__name__)
@@ -341,10 +341,10 @@ def test_decoders_reject_inconsistent_shapes_and_labels(Decoder):
     with pytest.raises(ValueError, match="output must be one of"):
         Decoder().fit(_Q(), y, code, output="logits")
     with pytest.raises(NotFittedError):
-        Decoder().predict_proba(_Q())
+        scores(Decoder(), _Q())
     fitted = Decoder().fit(_Q(), y, code)
     with pytest.raises(ValueError, match="Q has 2 columns but the decoder was fitted with 3"):
-        fitted.predict_proba(_Q(M=2))
+        scores(fitted, _Q(M=2))
 
 
 def test_convex_decoder_loss_output_mismatch_leaves_nothing_fitted():

@@ -37,6 +37,10 @@ __all__ = ["BaseDecoder"]
 class BaseDecoder(BaseEstimator):
     """Base class: validation of ``(Q, y, code)`` and ``predict``."""
 
+    # Decoders without parameters validate trivially (the estimators call
+    # ``_validate_params`` on every decoder before training any binary).
+    _parameter_constraints: dict = {}
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         fit = cls.__dict__.get("fit")
