@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,6 +16,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
+from ._dask import is_dask_array, map_row_blocks
 from ._utils import restore_on_failure
 from .binary import (
     binary_output_kind,
@@ -59,6 +61,24 @@ def _check_targets(y):
         raise ValueError(f"Unknown label type: {y_type!r}. y must hold class labels: {hint}.")
 
 
+class _BlockMethod:
+    """Picklable ``X -> estimator.method(X)`` for ``map_blocks``: runs on a Dask worker
+    on one in-memory block of rows.
+
+    The binaries of a block run one after the other (``n_jobs=1`` on a shallow
+    copy of the fitted estimator): the parallelism is over the blocks.
+    """
+
+    def __init__(self, estimator, method):
+        self.estimator = estimator
+        self.method = method
+
+    def __call__(self, X):
+        estimator = copy.copy(self.estimator)
+        estimator.n_jobs = 1
+        return getattr(estimator, self.method)(X)
+
+
 def _decoder_has(attr):
     """``available_if`` check: the (fitted or default) decoder has ``attr``."""
 
@@ -100,12 +120,24 @@ default="ovo"
         data, as in ``CalibratedClassifierCV``). "prefit": ``estimator`` holds
         already-fitted binaries and only the decoder is fitted.
     n_jobs : int, default=None
-        Jobs for training and predicting the binaries (joblib).
+        Jobs for training and predicting the binaries (joblib). Under
+        ``joblib.parallel_config(backend="dask")`` (with a ``distributed``
+        client) the binary problems are trained on the Dask workers.
     random_state : int, RandomState instance or None, default=None
         Seeds random codes and the binary learners' own ``random_state``
         parameters where those are left at None (one seed per column); an int
         makes ``fit`` reproducible. A cross-validation splitter passed as ``cv``
         keeps its own seed.
+
+    Notes
+    -----
+    Dask (``pip install convexagg[dask]``): ``fit`` takes in-memory ``X`` and
+    trains the binaries on a cluster under the joblib ``"dask"`` backend.
+    ``predict_binary_proba``, ``predict_proba``, ``decision_function`` and
+    ``predict`` take a Dask array ``X`` too and return lazy Dask arrays,
+    computed block by block of rows (whole rows per block) by the fitted
+    binaries and decoder; the binaries must predict on any block of rows
+    (scikit-learn's do).
 
     Attributes
     ----------
@@ -326,12 +358,26 @@ default="ovo"
         learner has no ``predict_proba`` (see ``binary_output_``).
         """
         check_is_fitted(self)
+        if is_dask_array(X):
+            return self._map_dask(X, "predict_binary_proba", len(self.estimators_), np.float64)
         X = self._validate_X(X, reset=False)
         return predict_binaries(self.estimators_, X, self.binary_output_, n_jobs=self.n_jobs)
+
+    def _map_dask(self, X, method, n_columns, dtype):
+        """Lazy ``method`` over the row blocks of the Dask array ``X``."""
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has shape {X.shape}, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input."
+            )
+        return map_row_blocks(_BlockMethod(self, method), X, n_columns, dtype)
 
     @available_if(_decoder_has("predict_proba"))
     def predict_proba(self, X):
         """Class membership probabilities, columns in the order of ``classes_``."""
+        if is_dask_array(X):
+            check_is_fitted(self)
+            return self._map_dask(X, "predict_proba", len(self.classes_), np.float64)
         Q = self.predict_binary_proba(X)
         return self.decoder_.predict_proba(Q)
 
@@ -342,6 +388,10 @@ default="ovo"
         Shape ``(n_samples, n_classes)``, or ``(n_samples,)`` for two classes
         (positive means ``classes_[1]``), as in scikit-learn.
         """
+        if is_dask_array(X):
+            check_is_fitted(self)
+            n_columns = None if len(self.classes_) == 2 else len(self.classes_)
+            return self._map_dask(X, "decision_function", n_columns, np.float64)
         Q = self.predict_binary_proba(X)
         scores = self.decoder_.decision_function(Q)
         if scores.shape[1] == 2:
@@ -351,6 +401,9 @@ default="ovo"
     def predict(self, X):
         """Class labels: the argmax of ``predict_proba`` (of the decoder's scores
         for decoders without probabilities)."""
+        if is_dask_array(X):
+            check_is_fitted(self)
+            return self._map_dask(X, "predict", None, self.classes_.dtype)
         Q = self.predict_binary_proba(X)
         return self.classes_[self.decoder_.predict(Q)]
 

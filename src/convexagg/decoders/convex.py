@@ -8,8 +8,11 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ..losses import LOSSES, binary_losses, check_loss
+from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
+from ..codes import check_code_matrix
+from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
 from ..solvers import (
     ConvexObjective,
     LargeMarginObjective,
@@ -93,6 +96,18 @@ class ConvexDecoder(BaseDecoder):
     (the cost-sensitive probabilities of eq. 29 need the true label, so cannot
     be evaluated at prediction time).
 
+    **Dask arrays** (``pip install convexagg[dask]``): ``fit`` accepts ``Q`` and
+    ``y`` as Dask arrays chunked by rows and never gathers ``Q``; each
+    evaluation of the objective is one pass over the blocks that returns the
+    partial sums of value, gradient and dense Hessian
+    (:class:`convexagg.solvers.chunked.DaskObjective`), so the interior point
+    takes one pass per Newton iteration (plus one per rejected line-search
+    trial; ``n_passes_`` counts them). The Newton steps are solved as in memory
+    (the Hessian-vector products read the cached Hessian), so the weights
+    equal those of the in-memory fit on the same data to rounding.
+    ``predict_proba``, ``decision_function`` and ``predict`` on a Dask array
+    return lazy Dask arrays computed block by block.
+
     Parameters
     ----------
     alpha : float, default=1e-4
@@ -146,6 +161,8 @@ class ConvexDecoder(BaseDecoder):
     code_ : ndarray of shape (n_classes, n_classifiers)
     output_ : {"proba", "margin"}
     n_classes_ : int
+    n_passes_ : int
+        Passes over the data of a fit on Dask arrays (only set by such fits).
 
     References
     ----------
@@ -204,16 +221,33 @@ class ConvexDecoder(BaseDecoder):
             return StiffnessObjective(L, code, y, l2, self.tau if tau is None else tau, l1=l1)
         return ConvexObjective(L, code, y, l2, l1=l1)
 
+    def _solve(self, objective):
+        """The interior point on ``objective``; the same call for in-memory and Dask fits,
+        so both follow the same iterates."""
+        return interior_point(objective, tol=self.tol, max_iter=self.max_iter)
+
+    def _set_result(self, result, objective_value=None):
+        self.weights_ = result.w
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.history_ = result.history
+        if objective_value is None:
+            objective_value = result.history["objective"][-1]
+        self.objective_ = float(objective_value)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba"):
         """Learn the aggregation weights.
 
         Parameters
         ----------
-        Q : array-like of shape (n_samples, n_classifiers)
+        Q : array-like or dask.array.Array of shape (n_samples, n_classifiers)
             Binary outputs (probabilities of the positive side, or margins).
-        y : array-like of shape (n_samples,)
-            Integer class indices ``0..n_classes-1``.
+            A Dask array is fitted out of core, one pass over its row blocks
+            per Newton iteration; its row chunk sizes must be known.
+        y : array-like or dask.array.Array of shape (n_samples,)
+            Integer class indices ``0..n_classes-1``. With a Dask ``Q`` it is
+            rechunked (or split) to the row chunks of ``Q``.
         code : array-like of shape (n_classes, n_classifiers)
         output : {"proba", "margin"}, default="proba"
             What ``Q`` holds.
@@ -222,12 +256,14 @@ class ConvexDecoder(BaseDecoder):
         -------
         self
         """
+        if is_dask_array(Q) or is_dask_array(y):
+            return self._fit_dask(Q, y, code, output)
         Q, y, code = self._validate_fit(Q, y, code, output)
         L = self._stacked_losses(Q)
         if self.formulation == "large_margin":
             objective = self._objective(L, code, y)
             result = projected_subgradient(objective, max_iter=self.subgradient_iter, tol=self.tol)
-            objective_value = float(result.history["best"][-1])
+            self._set_result(result, result.history["best"][-1])
         elif self.formulation == "stiffness":
             taus = tau_schedule(self.tau)
             stages = stiffness_continuation(
@@ -241,23 +277,65 @@ class ConvexDecoder(BaseDecoder):
             self.stage_n_iter_ = np.array([r.n_iter for r in stages])
             result.n_iter = int(self.stage_n_iter_.sum())
             result.converged = all(r.converged for r in stages)
-            objective_value = float(result.history["objective"][-1])
+            self._set_result(result)
         else:
-            objective = self._objective(L, code, y)
-            result = interior_point(objective, tol=self.tol, max_iter=self.max_iter)
-            objective_value = float(result.history["objective"][-1])
-        self.weights_ = result.w
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
-        self.history_ = result.history
-        self.objective_ = objective_value
+            self._set_result(self._solve(self._objective(L, code, y)))
         return self
 
+    def _fit_dask(self, Q, y, code, output):
+        """Out-of-core fit: validation that needs the data happens inside the passes."""
+        from ..solvers.chunked import DaskObjective
+
+        da = import_dask_array()
+        code = check_code_matrix(code)
+        if output not in OUTPUT_KINDS:
+            raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
+        check_loss(self.loss, output)
+        if self.formulation != "likelihood" or self.penalty != "l2":
+            raise ValueError(
+                "Dask arrays are supported for formulation='likelihood' with penalty='l2'; "
+                f"got formulation={self.formulation!r}, penalty={self.penalty!r}."
+            )
+        if not is_dask_array(Q):  # a Dask y with in-memory Q: split Q like y
+            Q = np.asarray(Q)
+            if Q.ndim != 2:
+                raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {Q.shape}.")
+            y = aligned_labels(y, y.chunks[0] if y.ndim == 1 else (), Q.shape[0])
+            Q = da.from_array(Q, chunks=(y.chunks[0], -1))
+        if not (np.issubdtype(Q.dtype, np.floating) or np.issubdtype(Q.dtype, np.integer)):
+            raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.")
+        objective = DaskObjective(Q, y, code, self.alpha, loss=self.loss, output=output)
+        result = self._solve(objective)  # a bad block raises here, before anything is set
+        self.code_ = code
+        self.output_ = output
+        self.n_classes_ = code.shape[0]
+        self._set_result(result)
+        self.n_passes_ = objective.n_passes
+        return self
+
+    def _dask_predict_check(self, Q):
+        check_is_fitted(self, "code_")
+        if Q.ndim != 2 or Q.shape[1] != self.code_.shape[1]:
+            raise ValueError(
+                f"Q must have shape (n_samples, {self.code_.shape[1]}) like the binary outputs "
+                f"the decoder was fitted with, got {Q.shape}."
+            )
+
     def decision_function(self, Q):
-        """``-rho``: minus each class's weighted discrepancy (log-probability + constant)."""
+        """``-rho``: minus each class's weighted discrepancy (log-probability + constant).
+
+        Lazy and block-wise for a Dask ``Q``."""
+        if is_dask_array(Q):
+            self._dask_predict_check(Q)
+            return map_row_blocks(self.decision_function, Q, self.n_classes_, np.float64, "Q")
         Q = self._validate_predict(Q)
         return -discrepancies(self._stacked_losses(Q), side_indicators(self.code_), self.weights_)
 
     def predict_proba(self, Q):
-        """Class membership probabilities ``softmax(-rho)`` (paper eq. 7)."""
+        """Class membership probabilities ``softmax(-rho)`` (paper eq. 7).
+
+        Lazy and block-wise for a Dask ``Q``."""
+        if is_dask_array(Q):
+            self._dask_predict_check(Q)
+            return map_row_blocks(self.predict_proba, Q, self.n_classes_, np.float64, "Q")
         return softmax(self.decision_function(Q), axis=1)

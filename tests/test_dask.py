@@ -1,0 +1,273 @@
+"""Dask scale-out: binaries trained on a real LocalCluster, the aggregation fitted over
+row-chunked Dask arrays (one pass per Newton iteration), lazy block-wise prediction.
+
+One small ``distributed.LocalCluster`` (2 worker processes, 1 thread each) is started
+for the module; the data are tiny so the whole module runs in seconds.
+"""
+
+import logging
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+import joblib  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.svm import LinearSVC  # noqa: E402
+
+from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
+from convexagg.codes import make_code  # noqa: E402
+from convexagg.losses import binary_losses  # noqa: E402
+from convexagg.solvers import ConvexObjective, interior_point, stack_losses  # noqa: E402
+from convexagg.solvers.chunked import DaskObjective  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        memory_limit="1GiB",
+        silence_logs=logging.ERROR,
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _outputs(seed=0, K=5, n=1200, code_name="ovo", noise=1.5):
+    """Binary outputs that look like trained binaries': informative where the code
+    uses the class, noise where it does not."""
+    rng = np.random.default_rng(seed)
+    code = make_code(code_name, K, random_state=seed)
+    y = rng.integers(0, K, size=n)
+    margin = 2.0 * code[y] + noise * rng.normal(size=(n, code.shape[1]))
+    return 1.0 / (1.0 + np.exp(-margin)), y, code
+
+
+def _poisoned(shape, chunks):
+    """A Dask array whose every block raises when computed: proves laziness."""
+
+    def boom():
+        raise RuntimeError("this block was computed")
+
+    rows = [da.from_delayed(dask.delayed(boom)(), shape=(c, shape[1]), dtype=float) for c in chunks]
+    return da.concatenate(rows, axis=0)
+
+
+def test_core_package_does_not_import_dask():
+    code = (
+        "import sys, numpy as np\n"
+        "from sklearn.datasets import load_iris\n"
+        "import convexagg, convexagg.solvers, convexagg.decoders\n"
+        "X, y = load_iris(return_X_y=True)\n"
+        "convexagg.ConvexAggregationClassifier().fit(X, y).predict_proba(X)\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("code_name", ["ovo", "ecoc"])
+def test_partial_sums_equal_in_memory_objective(code_name):
+    """Value, gradient and Hessian over uneven, column-split blocks with labels chunked
+    differently equal the in-memory objective (synchronous scheduler)."""
+    Q, y, code = _outputs(seed=1, n=500, code_name=code_name)
+    alpha = 0.01
+    w = np.random.default_rng(2).uniform(0.1, 1.0, size=code.shape[1])
+    ref = ConvexObjective(stack_losses(*binary_losses(Q)), code, y, alpha)
+    p_ref = ref.evaluate(w)
+    Qd = da.from_array(Q, chunks=((0, 123, 200, 177), (3, Q.shape[1] - 3)))
+    yd = da.from_array(y, chunks=100)
+    with dask.config.set(scheduler="sync"):
+        obj = DaskObjective(Qd, yd, code, alpha, split_every=2)
+        point = obj.evaluate(w)
+        assert obj.n_blocks == 3 and obj.n_passes == 1
+        assert point.value == pytest.approx(p_ref.value, rel=1e-13)
+        np.testing.assert_allclose(point.grad, p_ref.grad, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(obj.hessian(point), ref.hessian(p_ref), rtol=1e-11, atol=1e-15)
+        np.testing.assert_allclose(obj.hess_diag(point), ref.hess_diag(p_ref), rtol=1e-11)
+        v = np.arange(code.shape[1], dtype=float)
+        np.testing.assert_allclose(obj.hessp(point, v), ref.hessp(p_ref, v), rtol=1e-10)
+        assert obj.value(w) == pytest.approx(p_ref.value, rel=1e-13)
+        assert obj.n_passes == 2
+
+
+def test_interior_point_one_pass_per_newton_iteration(client):
+    """Exact Newton (Cholesky) on the chunked and on the in-memory objective follows
+    the same iterates; every pass is a start point or a line-search trial."""
+    Q, y, code = _outputs(seed=3)
+    alpha = 1e-3
+    ref = interior_point(
+        ConvexObjective(stack_losses(*binary_losses(Q)), code, y, alpha),
+        tol=1e-8,
+        newton="cholesky",
+    )
+    Qd, yd = da.from_array(Q, chunks=(250, -1)), da.from_array(y, chunks=250)
+    obj = DaskObjective(Qd, yd, code, alpha)
+    res = interior_point(obj, tol=1e-8, newton="cholesky")
+    assert res.converged and res.n_iter == ref.n_iter
+    np.testing.assert_allclose(res.w, ref.w, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(res.history["weights"], ref.history["weights"], rtol=0, atol=1e-8)
+    # start point + at least one trial per iteration; rejected trials are the extra passes
+    assert res.n_iter + 1 <= obj.n_passes <= 3 * res.n_iter + 1
+
+
+def test_decoder_fit_on_dask_equals_in_memory(client, monkeypatch):
+    """ConvexDecoder.fit on Dask arrays: same weights as in memory within 1e-8, one
+    dask.compute per pass, and Q is never turned into a NumPy array."""
+    Q, y, code = _outputs(seed=4)
+    mem = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+
+    Qd = da.from_array(Q, chunks=(300, -1)).persist()
+    yd = da.from_array(y, chunks=500)  # not aligned with Q's rows: rechunked
+
+    def gathered(*args, **kwargs):
+        raise AssertionError("Q was gathered")
+
+    n_computes = 0
+    compute = dask.compute
+
+    def counting_compute(*args, **kwargs):
+        nonlocal n_computes
+        n_computes += 1
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(da.Array, "__array__", gathered)
+    monkeypatch.setattr(da.Array, "compute", gathered)
+    monkeypatch.setattr(dask, "compute", counting_compute)
+    dec = ConvexDecoder(alpha=1e-3).fit(Qd, yd, code)
+    monkeypatch.undo()
+
+    assert dec.converged_ and dec.n_iter_ == mem.n_iter_
+    np.testing.assert_allclose(dec.weights_, mem.weights_, rtol=0, atol=1e-8)
+    assert dec.objective_ == pytest.approx(mem.objective_, rel=1e-12)
+    assert dec.n_passes_ == n_computes >= dec.n_iter_ + 1
+    assert dec.code_.shape == code.shape and dec.n_classes_ == code.shape[0]
+
+    # the default (PCG) and the exact Newton step agree to the solver's tolerance
+    exact = interior_point(
+        DaskObjective(Qd, yd, code, 1e-3), tol=dec.tol, max_iter=dec.max_iter, newton="cholesky"
+    )
+    np.testing.assert_allclose(exact.w, dec.weights_, rtol=0, atol=1e-3)
+
+
+def test_decoder_numpy_labels_and_margins(client):
+    """A NumPy y is split like Q's rows; margin outputs with a margin loss."""
+    Q, y, code = _outputs(seed=5, n=600)
+    margins = np.log(Q / (1 - Q))
+    mem = ConvexDecoder(loss="logistic").fit(margins, y, code, output="margin")
+    dec = ConvexDecoder(loss="logistic").fit(
+        da.from_array(margins, chunks=(250, -1)), y, code, output="margin"
+    )
+    np.testing.assert_allclose(dec.weights_, mem.weights_, rtol=0, atol=1e-8)
+    # and a Dask y with an in-memory Q
+    dec2 = ConvexDecoder(loss="logistic").fit(
+        margins, da.from_array(y, chunks=200), code, output="margin"
+    )
+    np.testing.assert_allclose(dec2.weights_, mem.weights_, rtol=0, atol=1e-8)
+
+
+def test_decoder_validates_blocks_in_the_pass(client):
+    Q, y, code = _outputs(seed=6, n=400)
+    bad = Q.copy()
+    bad[350, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        ConvexDecoder().fit(da.from_array(bad, chunks=(100, -1)), y, code)
+    bad[350, 2] = 1.5
+    with pytest.raises(ValueError, match=r"outside \[0, 1\]"):
+        ConvexDecoder().fit(da.from_array(bad, chunks=(100, -1)), y, code)
+    y_bad = y.copy()
+    y_bad[-1] = code.shape[0]
+    with pytest.raises(ValueError, match="class indices"):
+        ConvexDecoder().fit(da.from_array(Q, chunks=(100, -1)), da.from_array(y_bad), code)
+
+
+def test_decoder_dask_errors_before_any_pass():
+    Q, y, code = _outputs(seed=7, n=200)
+    Qd = da.from_array(Q, chunks=(50, -1))
+    with pytest.raises(ValueError, match="one label per row"):
+        ConvexDecoder().fit(Qd, y[:-1], code)
+    with pytest.raises(ValueError, match="integer class indices"):
+        ConvexDecoder().fit(Qd, y.astype(float), code)
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        ConvexDecoder().fit(Qd[Qd[:, 0] > 0.5], y, code)
+    yd = da.from_array(y, chunks=50)
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        ConvexDecoder().fit(Q, yd[yd >= 0], code)
+    with pytest.raises(ValueError, match="one label per row"):
+        ConvexDecoder().fit(Q[:-1], yd, code)
+    with pytest.raises(ValueError, match="columns but the code matrix"):
+        ConvexDecoder().fit(Qd[:, :-1], y, code)
+    with pytest.raises(ValueError, match="not defined for output"):
+        ConvexDecoder(loss="hinge").fit(Qd, y, code)
+
+
+def test_decoder_predict_on_dask_is_lazy_and_blockwise(client):
+    Q, y, code = _outputs(seed=8, n=700)
+    dec = ConvexDecoder().fit(Q, y, code)
+    lazy = _poisoned((700, Q.shape[1]), [300, 400])
+    for method in ("predict_proba", "decision_function", "predict"):
+        out = getattr(dec, method)(lazy)  # builds a graph, computes nothing
+        assert isinstance(out, da.Array)
+        with pytest.raises(RuntimeError, match="computed"):
+            out.compute()
+        got = getattr(dec, method)(da.from_array(Q, chunks=(300, 7))).compute()
+        np.testing.assert_allclose(got, getattr(dec, method)(Q), rtol=1e-13, atol=1e-15)
+    with pytest.raises(ValueError, match="shape"):
+        dec.predict_proba(lazy[:, :-1])
+
+
+def test_estimator_trains_binaries_on_the_cluster(client):
+    """Under joblib's dask backend the binary problems are fitted on the workers."""
+    X, y = load_iris(return_X_y=True)
+    worker_addresses = set(client.scheduler_info()["workers"])
+    with distributed.get_task_stream(client) as tasks:
+        with joblib.parallel_config(backend="dask"):
+            clf = ConvexAggregationClassifier(LogisticRegression(), code="ovo").fit(X, y)
+    fitted_on = {t["worker"] for t in tasks.data if "_fit_binary" in str(t["key"])}
+    assert fitted_on and fitted_on <= worker_addresses
+    ref = ConvexAggregationClassifier(LogisticRegression(), code="ovo").fit(X, y)
+    np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "estimator, code, loss",
+    [(LogisticRegression(), "ovo", "cross_entropy"), (LinearSVC(), "ovr", "logistic")],
+)
+def test_estimator_predicts_dask_X_blockwise(client, estimator, code, loss):
+    X, y = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    clf = ConvexAggregationClassifier(estimator, code=code, loss=loss, n_jobs=2).fit(X, labels)
+    Xd = da.from_array(X, chunks=(60, 2))
+    for method in ("predict_proba", "predict", "decision_function", "predict_binary_proba"):
+        out = getattr(clf, method)(Xd)
+        assert isinstance(out, da.Array)
+        expected = getattr(clf, method)(X)
+        got = out.compute()
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        if got.dtype.kind == "f":
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+        else:
+            assert np.array_equal(got, expected)
+    assert isinstance(clf.predict_proba(_poisoned(X.shape, [75, 75])), da.Array)  # lazy
+    with pytest.raises(ValueError, match="expecting 4 features"):
+        clf.predict_proba(Xd[:, :3])
+
+
+def test_out_of_core_pipeline_on_the_cluster(client):
+    """Binaries on the cluster, their outputs on a Dask X, weights fitted out of core:
+    the same weights as the in-memory estimator."""
+    X, y = load_iris(return_X_y=True)
+    with joblib.parallel_config(backend="dask"):
+        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3).fit(X, y)
+    Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
+    decoder = ConvexDecoder(alpha=1e-3).fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)
+    np.testing.assert_allclose(decoder.weights_, clf.weights_, rtol=0, atol=1e-8)
