@@ -14,7 +14,29 @@ from convexagg import ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_rest
 from convexagg.datasets import make_broken_classifier_outputs
 from convexagg.losses import binary_losses
-from convexagg.solvers import ConvexObjective, interior_point, lbfgsb, stack_losses
+from convexagg.solvers import (
+    BlockedObjective,
+    ConvexObjective,
+    lbfgsb,
+    solve,
+    stack_losses,
+)
+
+# every solver setting the library offers: (solver, newton)
+SETTINGS = [
+    ("paper", "cg"),
+    ("paper", "cholesky"),
+    ("mehrotra", "cg"),
+    ("mehrotra", "cholesky"),
+]
+OBJECTIVES = ["dense", "blocked", "blocked32"]
+
+
+def _objective(kind, Q, y, C, alpha):
+    if kind == "dense":
+        return ConvexObjective(stack_losses(*binary_losses(Q)), C, y, alpha)
+    dtype = np.float32 if kind == "blocked32" else np.float64
+    return BlockedObjective.from_outputs(Q, C, y, alpha, dtype=dtype)
 
 
 @pytest.fixture(scope="module")
@@ -30,16 +52,27 @@ def digits_outputs():
     return out
 
 
-@pytest.mark.parametrize("newton", ["cg", "cholesky"])
+@pytest.fixture(scope="module")
+def lbfgsb_optima(digits_outputs):
+    """The oracle: scipy's L-BFGS-B to 1e-10 on the dense objective, per code."""
+    out = {}
+    for code, (Q, y, C) in digits_outputs.items():
+        obj = ConvexObjective(stack_losses(*binary_losses(Q)), C, y, 1e-4)
+        out[code] = (obj, lbfgsb(obj, tol=1e-10).fun)
+    return out
+
+
+@pytest.mark.parametrize("kind", OBJECTIVES)
+@pytest.mark.parametrize("solver, newton", SETTINGS)
 @pytest.mark.parametrize("code", ["ovr", "ovo", "ecoc"])
-def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, code, newton):
+def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, lbfgsb_optima, code, solver, newton, kind):
     Q, y, C = digits_outputs[code]
-    alpha = 1e-4
-    obj = ConvexObjective(stack_losses(*binary_losses(Q)), C, y, alpha)
-    ref = lbfgsb(obj, tol=1e-10)
-    result = interior_point(obj, tol=1e-8, max_iter=200, newton=newton)
+    obj, f_ref = lbfgsb_optima[code]
+    result = solve(
+        _objective(kind, Q, y, C, 1e-4), solver=solver, newton=newton, tol=1e-8, max_iter=200
+    )
     assert result.converged
-    assert abs(obj.value(result.w) - ref.fun) <= 1e-6 * abs(ref.fun)
+    assert abs(obj.value(result.w) - f_ref) <= 1e-6 * abs(f_ref)
     w = result.w
     grad = obj.evaluate(w).grad
     tol = 1e-6
@@ -48,14 +81,17 @@ def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, code, newton):
     assert np.abs(w * grad).max() <= tol
 
 
+@pytest.mark.parametrize("kind", OBJECTIVES)
+@pytest.mark.parametrize("solver, newton", SETTINGS)
 @pytest.mark.parametrize("code", ["ovr", "ovo", "ecoc"])
-def test_paper_tolerance_within_duality_bound(digits_outputs, code):
+def test_paper_tolerance_within_duality_bound(
+    digits_outputs, lbfgsb_optima, code, solver, newton, kind
+):
     """At tol=1e-4, f(w) - f* <= gap + |grad f - z|^2 / (2 alpha) (strong convexity)."""
     Q, y, C = digits_outputs[code]
     alpha = 1e-4
-    obj = ConvexObjective(stack_losses(*binary_losses(Q)), C, y, alpha)
-    f_star = lbfgsb(obj, tol=1e-10).fun
-    result = interior_point(obj, tol=1e-4)
+    obj, f_star = lbfgsb_optima[code]
+    result = solve(_objective(kind, Q, y, C, alpha), solver=solver, newton=newton, tol=1e-4)
     point = obj.evaluate(result.w)
     bound = result.w @ result.z + np.sum((point.grad - result.z) ** 2) / (2 * alpha)
     assert 0 <= point.value - f_star + 1e-12 <= bound
@@ -113,7 +149,8 @@ def test_paper_synthetic_three_class_study(seed):
     assert w[2] < 0.05 * min(w[0], w[1])
 
 
-def test_useless_binaries_converge_to_zero_weights():
+@pytest.mark.parametrize("solver, newton", SETTINGS)
+def test_useless_binaries_converge_to_zero_weights(solver, newton):
     """When no classifier helps, the optimum is w = 0 (f = log K), an all-active
     corner. Out-of-fold outputs from folds that each miss a class give exactly
     that; this case stalled an earlier PCG tolerance tied to |g| instead of |r_mu|."""
@@ -133,7 +170,7 @@ def test_useless_binaries_converge_to_zero_weights():
     obj = ConvexObjective(stack_losses(*binary_losses(Q)), one_vs_one(3), y, 1e-4)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        result = interior_point(obj)
+        result = solve(obj, solver=solver, newton=newton)
     ref = lbfgsb(obj)
     assert ref.fun == pytest.approx(np.log(3), rel=1e-6) and np.allclose(ref.x, 0)
     assert result.converged

@@ -7,23 +7,50 @@ The objective owns the mathematics; a solver only asks it for ``evaluate`` /
   ``2M x K`` products); the reference the fast form is tested against.
 * :class:`BlockedObjective` -- the same function stored by class, ``O(n nnz)``
   per product, in ``float64`` or ``float32``; what :class:`ConvexDecoder` uses.
-* :func:`interior_point` -- the paper's Algorithm 1; :func:`lbfgsb` --
-  independent reference.
+* :func:`interior_point` -- the paper's Algorithm 1;
+  :func:`predictor_corrector` -- Mehrotra's variant on the same KKT system;
+  :func:`solve` -- either, by name; :func:`lbfgsb` -- independent reference.
 """
 
 from .blocked import BlockedObjective
 from .interior_point import SolverResult, interior_point
 from .objective import ConvexObjective, Point, discrepancies, side_indicators, stack_losses
+from .predictor_corrector import predictor_corrector
 from .reference import lbfgsb
 
 __all__ = [
     "BlockedObjective",
     "ConvexObjective",
     "Point",
+    "SOLVERS",
     "SolverResult",
     "discrepancies",
     "interior_point",
     "lbfgsb",
+    "predictor_corrector",
     "side_indicators",
+    "solve",
     "stack_losses",
 ]
+
+SOLVERS = {"paper": interior_point, "mehrotra": predictor_corrector}
+
+
+def solve(objective, w0=None, z0=None, *, solver="paper", newton="cg", warn=True, **options):
+    """Run the interior point ``solver`` (``"paper"`` or ``"mehrotra"``) on ``objective``.
+
+    ``newton`` (``"cg"`` or ``"cholesky"``) and ``options`` (``tol``,
+    ``max_iter``, ...) are passed on; ``warn=False`` silences the
+    :class:`~sklearn.exceptions.ConvergenceWarning` (for inner solves whose
+    result is only a start point).
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}.")
+    with warnings.catch_warnings():
+        if not warn:
+            warnings.simplefilter("ignore", ConvergenceWarning)
+        return SOLVERS[solver](objective, w0, z0, newton=newton, **options)
