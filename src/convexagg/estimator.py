@@ -243,6 +243,13 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
     tol : float, default=1e-4
     max_iter : int, default=100
+    solver : {"paper", "mehrotra"}, default="paper"
+    newton : {"cg", "cholesky"}, default="cg"
+    dtype : {"float64", "float32"}, default="float64"
+    init : {"paper", "subsample"}, default="paper"
+        Solver settings of :class:`ConvexDecoder` (the defaults are the paper's
+        algorithm; ``solver="mehrotra", newton="cholesky", dtype="float32",
+        init="subsample"`` is the fastest on a few hundred classifiers).
     cv : int, cross-validation generator, iterable, "prefit" or None, default=None
     n_jobs : int, default=None
     random_state : int, RandomState instance or None, default=None
@@ -272,6 +279,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         "loss": [StrOptions(set(LOSSES))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"paper", "mehrotra"})],
+        "newton": [StrOptions({"cg", "cholesky"})],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "init": [StrOptions({"paper", "subsample"})],
     }
 
     def __init__(
@@ -283,6 +294,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         loss="cross_entropy",
         tol=1e-4,
         max_iter=100,
+        solver="paper",
+        newton="cg",
+        dtype="float64",
+        init="paper",
         cv=None,
         n_jobs=None,
         random_state=None,
@@ -293,12 +308,25 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.loss = loss
         self.tol = tol
         self.max_iter = max_iter
+        self.solver = solver
+        self.newton = newton
+        self.dtype = dtype
+        self.init = init
         self.cv = cv
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _make_decoder(self):
-        return ConvexDecoder(alpha=self.alpha, loss=self.loss, tol=self.tol, max_iter=self.max_iter)
+        return ConvexDecoder(
+            alpha=self.alpha,
+            loss=self.loss,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            solver=self.solver,
+            newton=self.newton,
+            dtype=self.dtype,
+            init=self.init,
+        )
 
     @property
     def weights_(self):
