@@ -20,6 +20,7 @@ __all__ = [
     "ConstantBinaryPredictor",
     "binary_output_kind",
     "fit_binaries",
+    "fit_predict_binaries",
     "out_of_fold_outputs",
     "predict_binaries",
 ]
@@ -121,6 +122,34 @@ def fit_binaries(estimator, X, y, code, n_jobs=None):
     return Parallel(n_jobs=n_jobs)(
         delayed(_fit_binary)(estimator, X, y, code[:, l]) for l in range(code.shape[1])
     )
+
+
+def _fit_predict_binary_all(estimator, X, y, column, output):
+    est = _fit_binary(estimator, X, y, column)
+    return est, _predict_binary(est, X, output)
+
+
+def fit_predict_binaries(estimator, X, y, code, output, n_jobs=None):
+    """:func:`fit_binaries`, and each binary's outputs on all of ``X``, in one pass.
+
+    One parallel task per column fits the clone and predicts the training rows
+    while it has them, so the estimators and ``X`` are not shipped to the
+    workers a second time (the paper's protocol: the weights are fitted on the
+    binaries' outputs on their own training data).
+
+    Returns
+    -------
+    estimators : list of fitted estimators, one per column
+    Q : ndarray of shape (n_samples, n_classifiers)
+    """
+    _warn_one_sided(y, code)
+    pairs = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_predict_binary_all)(estimator, X, y, code[:, l], output)
+        for l in range(code.shape[1])
+    )
+    estimators = [est for est, _ in pairs]
+    Q = np.column_stack([col for _, col in pairs]).astype(np.float64, copy=False)
+    return estimators, Q
 
 
 def predict_binaries(estimators, X, output, n_jobs=None):

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from .binary import (
     binary_output_kind,
     fit_binaries,
+    fit_predict_binaries,
     out_of_fold_outputs,
     predict_binaries,
 )
@@ -174,10 +175,12 @@ default="ovo"
         else:
             base = self._base_estimator()
             output = binary_output_kind(base)
-            estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs)
-            if self.cv is None:
-                Q = predict_binaries(estimators, X, output, n_jobs=self.n_jobs)
+            if self.cv is None:  # outputs on the training rows, in the same pass
+                estimators, Q = fit_predict_binaries(
+                    base, X, y_enc, code, output, n_jobs=self.n_jobs
+                )
             else:
+                estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs)
                 cv = check_cv(self.cv, y_enc, classifier=True)
                 Q = out_of_fold_outputs(base, X, y_enc, code, cv, output, n_jobs=self.n_jobs)
         decoder = self._make_decoder().fit(Q, y_enc, code, output=output)

@@ -71,9 +71,16 @@ def _dense_solve(H, rhs):
     numpy's LAPACK (``gesv``) rather than scipy's ``cho_factor``: scipy links its
     own OpenBLAS, whose threads then compete with numpy's still-spinning BLAS
     threads for the same cores -- on a shared 2-core machine one 325 x 325
-    factorisation took up to 0.8 s that way, against 1 ms here.
+    factorisation took up to 0.8 s that way, against 1 ms here. A singular
+    matrix (``alpha = 0`` and vanishing ``z / w``) gets the minimum-norm
+    least-squares solution; a non-finite one a non-finite direction.
     """
-    return np.linalg.solve(H, rhs)
+    try:
+        return np.linalg.solve(H, rhs)
+    except np.linalg.LinAlgError:
+        if not (np.isfinite(H).all() and np.isfinite(rhs).all()):
+            return np.full_like(rhs, np.nan)
+        return np.linalg.lstsq(H, rhs, rcond=None)[0]
 
 
 def _newton_direction_cholesky(objective, point, zw, g):
