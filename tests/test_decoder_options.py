@@ -112,3 +112,19 @@ def test_classifier_passes_the_settings_on():
         assert getattr(clf.decoder_, key) == value
     ref = ConvexAggregationClassifier(tol=1e-8).fit(X, y)
     np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X), atol=1e-3)
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "exponential"])
+def test_decision_function_is_minus_rho(outputs, loss):
+    from convexagg.losses import binary_losses
+    from convexagg.solvers import discrepancies, side_indicators, stack_losses
+
+    Q, y, code = outputs
+    dec = ConvexDecoder(loss=loss).fit(Q[:500], y[:500], code)
+    Q_new = Q[500:700].copy()
+    Q_new[:3] = np.array([0.0, 1.0, 0.5])[:, None]  # clipped at the same point as in fit
+    rho = discrepancies(
+        stack_losses(*binary_losses(Q_new, loss)), side_indicators(code), dec.weights_
+    )
+    np.testing.assert_allclose(dec.decision_function(Q_new), -rho, rtol=1e-12)
+    np.testing.assert_array_equal(Q_new[:3, 0], [0.0, 1.0, 0.5])  # the input is untouched

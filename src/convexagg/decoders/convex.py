@@ -220,10 +220,22 @@ class ConvexDecoder(BaseDecoder):
     def decision_function(self, Q):
         """``-rho``: minus each class's weighted discrepancy (log-probability + constant)."""
         Q = self._validate_predict(Q)
-        L_pos, L_neg = binary_losses(Q, self.loss, self.output_)
         code, w = self.code_, self.weights_
-        rho = L_pos @ ((code == 1).T * w[:, None]) + L_neg @ ((code == -1).T * w[:, None])
-        return -rho
+        W_pos = (code == 1).T * w[:, None]  # (M, K)
+        W_neg = (code == -1).T * w[:, None]
+        if self.loss == "cross_entropy":
+            # -rho = log(q) @ W_pos + log(1 - q) @ W_neg, computed in place (this is
+            # the whole cost of predict_proba: two logs and two small products)
+            eps = np.finfo(Q.dtype).eps
+            log_q = np.clip(Q, eps, 1.0 - eps)
+            log_1mq = np.negative(log_q)
+            np.log1p(log_1mq, out=log_1mq)
+            np.log(log_q, out=log_q)
+            scores = log_q @ W_pos
+            scores += log_1mq @ W_neg
+            return scores
+        L_pos, L_neg = binary_losses(Q, self.loss, self.output_)
+        return -(L_pos @ W_pos + L_neg @ W_neg)
 
     def predict_proba(self, Q):
         """Class membership probabilities ``softmax(-rho)`` (paper eq. 7)."""
