@@ -176,3 +176,30 @@ def test_useless_binaries_converge_to_zero_weights(solver, newton):
     assert result.converged
     assert obj.value(result.w) - ref.fun <= 1e-4
     assert np.abs(result.w).max() < 1e-3
+
+
+@pytest.mark.parametrize("reuse", [0, 1, 3])
+def test_predictor_corrector_hessian_reuse_keeps_the_optimum(digits_outputs, lbfgsb_optima, reuse):
+    from convexagg.solvers import predictor_corrector
+
+    Q, y, C = digits_outputs["ovo"]
+    obj, f_ref = lbfgsb_optima["ovo"]
+    calls = []
+
+    class Counting:
+        n_weights = obj.n_weights
+
+        def evaluate(self, w):
+            return obj.evaluate(w)
+
+        def hessian(self, point):
+            calls.append(1)
+            return obj.hessian(point)
+
+    result = predictor_corrector(Counting(), tol=1e-8, reuse_hessian=reuse)
+    assert result.converged
+    assert abs(obj.value(result.w) - f_ref) <= 1e-6 * abs(f_ref)
+    if reuse == 0:
+        assert len(calls) == result.n_iter
+    else:
+        assert len(calls) < result.n_iter

@@ -39,6 +39,39 @@ def _max_step(x, dx):
     return min(1.0, float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
 
 
+def _step(system, point, w, z, zw, mu, alpha, beta, step_fraction):
+    """Predictor, centring parameter, corrector and line search of one iteration.
+
+    Returns ``(found, target)``: ``found`` as :func:`_line_search` (or None) and
+    the barrier target ``sigma mu`` of the step.
+    """
+    M = w.size
+    # predictor: Newton step towards mu = 0
+    r_aff = _residual_norm(point.grad, w, z, 0.0)
+    dw_aff = system.solve(-point.grad, r_aff)
+    dz_aff = -z - zw * dw_aff
+    s_w, s_z = _max_step(w, dw_aff), _max_step(z, dz_aff)
+    mu_aff = ((w + s_w * dw_aff) @ (z + s_z * dz_aff)) / M
+    sigma = min(1.0, (mu_aff / mu) ** 3)
+
+    # corrector: Newton step towards sigma mu with the second-order term
+    target = sigma * mu
+    r_norm = _residual_norm(point.grad, w, z, target)
+    for second_order in (True, False):
+        # without the second-order term the direction is the Newton step for
+        # r_target, a descent direction for |r_target|: the fallback when the
+        # corrected step finds no decrease (far from the central path)
+        centre = (target - dw_aff * dz_aff) / w if second_order else target / w
+        dw = system.solve(-point.grad + centre, r_norm)
+        dz = -z + centre - zw * dw
+        found = _line_search(
+            system.objective, w, z, dw, dz, target, r_norm, alpha, beta, step_fraction
+        )
+        if found is not None:
+            return found, target
+    return None, target
+
+
 def _line_search(objective, w, z, dw, dz, target, r_norm, alpha, beta, step_fraction):
     """Fraction to the boundary, then backtracking until ``|r_target|`` drops by ``1 - alpha s``.
 
@@ -58,13 +91,14 @@ def _line_search(objective, w, z, dw, dz, target, r_norm, alpha, beta, step_frac
 class _NewtonSystem:
     """``(hess f + diag(zw)) d = rhs`` at one point, for several right-hand sides."""
 
-    def __init__(self, objective, point, zw, newton):
+    def __init__(self, objective, point, zw, newton, hessian=None):
         self.objective, self.point, self.zw, self.newton = objective, point, zw, newton
         self.cg_iter = 0
+        self.reused = hessian is not None
         M = zw.size
         if newton == "cholesky":
-            self._H = objective.hessian(point)
-            self._H[np.diag_indices_from(self._H)] += zw
+            self.hessian = objective.hessian(point) if hessian is None else hessian
+            self._H = self.hessian + np.diag(zw)
         else:  # the paper's PCG, the diagonal computed once for both solves
             diag = objective.hess_diag(point) + zw
             self._H = LinearOperator(
@@ -107,6 +141,7 @@ def predictor_corrector(
     beta=0.5,
     step_fraction=0.99,
     newton="cholesky",
+    reuse_hessian=1,
 ):
     """Mehrotra predictor-corrector on the problem of :func:`interior_point`.
 
@@ -128,6 +163,11 @@ def predictor_corrector(
     newton : {"cholesky", "cg"}, default="cholesky"
         The dense Hessian and a direct solve (two solves per iteration for the
         price of one Hessian), or PCG with the Hessian diagonal.
+    reuse_hessian : int, default=1
+        With ``newton="cholesky"``: after a step of length >= 0.9 the Hessian of
+        ``f`` may serve up to this many further iterations (with the current
+        ``diag(z / w)``); an iteration whose kept Hessian yields no acceptable
+        step is redone with a fresh one. 0: a new Hessian every iteration.
 
     Returns
     -------
@@ -159,38 +199,27 @@ def predictor_corrector(
     record(0.0, 0)
     converged = False
     n_iter = 0
+    hessian, age, s = None, 0, 0.0
     while n_iter < max_iter:
         n_iter += 1
         mu = (w @ z) / M
         zw = z / w
-        system = _NewtonSystem(objective, point, zw, newton)
-
-        # predictor: Newton step towards mu = 0
-        r_aff = _residual_norm(point.grad, w, z, 0.0)
-        dw_aff = system.solve(-point.grad, r_aff)
-        dz_aff = -z - zw * dw_aff
-        s_w, s_z = _max_step(w, dw_aff), _max_step(z, dz_aff)
-        mu_aff = ((w + s_w * dw_aff) @ (z + s_z * dz_aff)) / M
-        sigma = min(1.0, (mu_aff / mu) ** 3)
-
-        # corrector: Newton step towards sigma mu with the second-order term
-        target = sigma * mu
-        r_norm = _residual_norm(point.grad, w, z, target)
+        # the Hessian of f from the last iteration is kept for one more when that
+        # step was long (f's curvature moves little there); if the kept one gives
+        # no acceptable step, the iteration is redone with a fresh Hessian
+        reuse = newton == "cholesky" and reuse_hessian and hessian is not None
+        reuse = reuse and s >= 0.9 and age < reuse_hessian
         found = None
-        for second_order in (True, False):
-            # without the second-order term the direction is the Newton step for
-            # r_target, a descent direction for |r_target|: the fallback when the
-            # corrected step finds no decrease (far from the central path)
-            centre = (target - dw_aff * dz_aff) / w if second_order else target / w
-            dw = system.solve(-point.grad + centre, r_norm)
-            dz = -z + centre - zw * dw
-            found = _line_search(
-                objective, w, z, dw, dz, target, r_norm, alpha, beta, step_fraction
-            )
+        for keep in (True, False) if reuse else (False,):
+            system = _NewtonSystem(objective, point, zw, newton, hessian if keep else None)
+            found, target = _step(system, point, w, z, zw, mu, alpha, beta, step_fraction)
             if found is not None:
                 break
         if found is None:  # no acceptable step: the iterate cannot be improved further
             break
+        if newton == "cholesky":
+            age = age + 1 if system.reused else 0
+            hessian = system.hessian
         s, w_new, z_new, new_point = found
         w, z, point = w_new, z_new, new_point
         record(s, system.cg_iter)
