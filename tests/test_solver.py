@@ -68,11 +68,15 @@ def lbfgsb_optima(digits_outputs):
 def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, lbfgsb_optima, code, solver, newton, kind):
     Q, y, C = digits_outputs[code]
     obj, f_ref = lbfgsb_optima[code]
+    # float32 products leave the gradient ~1e-9 noisy: 1e-8 is below what it resolves
+    tol = 1e-7 if kind == "blocked32" else 1e-8
     result = solve(
-        _objective(kind, Q, y, C, 1e-4), solver=solver, newton=newton, tol=1e-8, max_iter=200
+        _objective(kind, Q, y, C, 1e-4), solver=solver, newton=newton, tol=tol, max_iter=200
     )
     assert result.converged
-    assert abs(obj.value(result.w) - f_ref) <= 1e-6 * abs(f_ref)
+    # f - f* <= gap + ...: at tol 1e-7 an absolute 2 tol on top (ecoc: f* = 0.0136)
+    slack = 2 * tol if kind == "blocked32" else 0.0
+    assert abs(obj.value(result.w) - f_ref) <= 1e-6 * abs(f_ref) + slack
     w = result.w
     grad = obj.evaluate(w).grad
     tol = 1e-6

@@ -84,7 +84,9 @@ class ConvexDecoder(BaseDecoder):
         diagonal as preconditioner, or the dense Hessian built per class and a
         direct solve.
     dtype : {"float64", "float32"}, default="float64"
-        Precision in which the losses are stored and multiplied.
+        Precision in which the losses are stored and multiplied. In float32
+        the gradient carries rounding of order 1e-9 to 1e-8, so ``tol`` much
+        below 1e-7 may not be reachable (a ConvergenceWarning says so).
     init : {"paper", "subsample"}, default="paper"
         Start point: the paper's ``w = 1/M, z = 1``, or the solution (to
         ``tol=1e-2``) of the same problem on a deterministic subsample of about

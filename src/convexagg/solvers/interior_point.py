@@ -31,6 +31,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["SolverResult", "interior_point"]
 
+# PCG stops when its residual (the linearised KKT error) is below CG_FORCING |r_mu|
+CG_FORCING = 0.1
+
 HISTORY_KEYS = ("objective", "gap", "residual", "step", "mu", "cg_iter", "weights")
 
 
@@ -96,8 +99,14 @@ def _newton_direction(objective, point, zw, g, r_norm):
     Inexact Newton: the PCG residual ``H dw + g`` is exactly the error in the
     first block of the linearised KKT system, so it is bounded against
     ``|r_mu|`` itself (not against ``|g|``, which carries ``(zw - mu) / w`` and
-    can be far larger): ``|e| <= min(0.1, |r|) |r|`` keeps the step a descent
-    direction for the residual norm and the convergence superlinear.
+    can be far larger): ``|e| <= 0.1 |r|`` (a constant forcing term) keeps the
+    step a descent direction for the residual norm. A forcing term shrinking
+    with ``|r|`` (``min(0.1, |r|)``, the first version) would make the Newton
+    steps superlinear, but the iteration count is set by the barrier update,
+    not by the accuracy of the steps: on letter (one-vs-one, ECOC, one-vs-rest)
+    both take the same iterations to the same objective, and 0.1 needs half the
+    PCG products (93 instead of 174 on one-vs-one at tol 1e-4, 168 instead of
+    399 at 1e-6).
     """
     M = zw.size
     diag = objective.hess_diag(point) + zw
@@ -109,7 +118,7 @@ def _newton_direction(objective, point, zw, g, r_norm):
         nonlocal n_iter
         n_iter += 1
 
-    atol = min(0.1, r_norm) * r_norm
+    atol = CG_FORCING * r_norm
     dw, _ = cg(H, -g, rtol=0.0, atol=atol, maxiter=10 * M, M=precond, callback=count)
     return dw, n_iter
 

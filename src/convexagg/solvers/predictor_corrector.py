@@ -28,7 +28,13 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
-from .interior_point import HISTORY_KEYS, SolverResult, _dense_solve, _residual_norm
+from .interior_point import (
+    CG_FORCING,
+    HISTORY_KEYS,
+    SolverResult,
+    _dense_solve,
+    _residual_norm,
+)
 
 __all__ = ["predictor_corrector"]
 
@@ -107,7 +113,7 @@ class _NewtonSystem:
             self._precond = LinearOperator((M, M), matvec=lambda v: v / diag, dtype=float)
 
     def solve(self, rhs, r_norm):
-        """Solve for ``rhs``; PCG stops at ``min(0.1, r) r`` as in ``interior_point``."""
+        """Solve for ``rhs``; PCG stops at ``CG_FORCING r`` as in ``interior_point``."""
         if self.newton == "cholesky":
             return _dense_solve(self._H, rhs)
         n_iter = 0
@@ -116,7 +122,7 @@ class _NewtonSystem:
             nonlocal n_iter
             n_iter += 1
 
-        atol = min(0.1, r_norm) * r_norm
+        atol = CG_FORCING * r_norm
         d, _ = cg(
             self._H,
             rhs,
