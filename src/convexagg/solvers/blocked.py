@@ -98,6 +98,17 @@ def reencode(code):
     }
 
 
+def _cross_entropy_into(QT, pair):
+    """``pair = [-log q; -log(1 - q)]`` of ``QT`` (overwritten), clipped as binary_losses."""
+    M = QT.shape[0]
+    eps = np.finfo(QT.dtype).eps
+    np.clip(QT, eps, 1.0 - eps, out=QT)
+    np.log(QT, out=pair[:M])
+    np.negative(QT, out=QT)
+    np.log1p(QT, out=pair[M:])
+    np.negative(pair, out=pair)
+
+
 def _default_chunk(n_stored, itemsize):
     """Samples per chunk: about 4 MB of stored losses, at least 512 samples."""
     return int(max(512, min(16384, (4 << 20) // max(1, n_stored * itemsize))))
@@ -137,8 +148,11 @@ class BlockedObjective:
 
     def __init__(self, L_pos, L_neg, code, y, alpha, *, dtype=np.float64, chunk=None, l1=0.0):
         self._setup(code, y, alpha, dtype, chunk, np.shape(L_pos)[0], l1)
+        M = self.n_weights
         for cols in self._chunks():
-            self._fill(L_pos[cols], L_neg[cols], cols)
+            pair = np.empty((2 * M, cols.stop - cols.start))
+            pair[:M], pair[M:] = L_pos[cols].T, L_neg[cols].T
+            self._fill(pair, cols)
 
     @classmethod
     def from_outputs(
@@ -157,15 +171,25 @@ class BlockedObjective:
         """Build from binary outputs ``Q``, computing the losses chunk by chunk.
 
         ``L_pos`` and ``L_neg`` are never held whole: apart from chunk-sized
-        temporaries, the only allocation that grows with ``n_samples x M`` is
-        ``LT`` itself.
+        work buffers (allocated once: fresh memory per chunk costs page faults
+        that doubled the build time), the only allocation that grows with
+        ``n_samples x M`` is ``LT`` itself.
         """
         self = cls.__new__(cls)
         self._setup(code, y, alpha, dtype, chunk, Q.shape[0], l1)
+        M = self.n_weights
+        width = min(self.chunk, self.n_samples)
+        QT_buf = np.empty((M, width))
+        pair_buf = np.empty((2 * M, width))
         for cols in self._chunks():
-            # losses of the transposed chunk: the row gathers in _fill are then contiguous
-            L_pos, L_neg = binary_losses(np.ascontiguousarray(Q[cols].T), loss, output)
-            self._fill(L_pos.T, L_neg.T, cols)
+            c = cols.stop - cols.start
+            QT, pair = QT_buf[:, :c], pair_buf[:, :c]
+            np.copyto(QT, Q[cols].T)
+            if loss == "cross_entropy":
+                _cross_entropy_into(QT, pair)
+            else:
+                pair[:M], pair[M:] = binary_losses(QT, loss, output)
+            self._fill(pair, cols)
         return self
 
     def _setup(self, code, y, alpha, dtype, chunk, n_samples, l1=0.0):
@@ -208,7 +232,7 @@ class BlockedObjective:
         # filling LT: stored column c is row src[c] of the stacked combinations
         # [a_1 L_pos + b_1 L_neg; a_2 L_pos + b_2 L_neg; ...] (transposed, M rows each)
         coef = spec["coef"]
-        self._fill_combos = sorted({tuple(c) for c in coef}, reverse=True)
+        self._fill_combos = sorted({tuple(float(v) for v in c) for c in coef}, reverse=True)
         combo = {c: j for j, c in enumerate(self._fill_combos)}
         self._fill_src = np.array([combo[tuple(c)] * M for c in coef], dtype=np.intp) + weight
         # per class: the stored columns it enters (its block, then its shared columns)
@@ -227,19 +251,25 @@ class BlockedObjective:
         new.n_samples = new.LT.shape[1]
         return new
 
-    def _fill(self, L_pos, L_neg, cols):
-        """Write the stored columns of the samples ``cols`` (losses ``(c, M)``)."""
-        L_pos, L_neg = L_pos.T, L_neg.T  # (M, c)
-        parts = []
-        for a, b in self._fill_combos:
-            if a and b:
-                parts.append(a * L_pos + b * L_neg)
-            elif a:
-                parts.append(L_pos if a == 1 else -L_pos)
-            else:
-                parts.append(L_neg if b == 1 else -L_neg)
-        stacked = np.concatenate(parts, dtype=self.dtype)
-        self.LT[:, cols] = np.take(stacked, self._fill_src, axis=0)
+    def _fill(self, pair, cols):
+        """Write the stored columns of the samples ``cols`` from ``pair = [L_pos; L_neg]``.
+
+        ``pair`` has shape ``(2M, c)`` (losses transposed); stored column ``c``
+        is row ``_fill_src[c]`` of the stacked coefficient combinations.
+        """
+        M = self.n_weights
+        if self._fill_combos == [(1.0, 0.0), (0.0, 1.0)]:
+            stacked = pair  # the combinations are L_pos and L_neg themselves
+        else:
+            L_pos, L_neg = pair[:M], pair[M:]
+            stacked = np.empty((len(self._fill_combos) * M, pair.shape[1]))
+            for j, (a, b) in enumerate(self._fill_combos):
+                np.multiply(L_pos, a, out=stacked[j * M : (j + 1) * M])
+                if b:
+                    stacked[j * M : (j + 1) * M] += b * L_neg
+        # same dtype in and out: np.take writes straight into LT, unbuffered
+        stacked = stacked.astype(self.dtype, copy=False)
+        np.take(stacked, self._fill_src, axis=0, out=self.LT[:, cols], mode="clip")
 
     # -- chunked primitives ----------------------------------------------------------------
 
