@@ -277,11 +277,14 @@ class BlockedObjective:
         for start in range(0, self.n_samples, self.chunk):
             yield slice(start, min(start + self.chunk, self.n_samples))
 
-    def _fold(self, v2):
-        """Sum the stored columns of each weight: ``(m, ...) -> (M, ...)``."""
-        out = np.take(v2, self._fold_first, axis=0)
+    def _fold(self, v2, out=None, tmp=None):
+        """Sum the stored columns of each weight: ``(m, ...) -> (M, ...)``.
+
+        ``out`` and ``tmp`` (shape ``(M, ...)``, v2's dtype) are optional work buffers.
+        """
+        out = np.take(v2, self._fold_first, axis=0, out=out, mode="clip")
         if self._fold_two.size == self.n_weights:
-            out += np.take(v2, self._fold_second, axis=0)
+            out += np.take(v2, self._fold_second, axis=0, out=tmp, mode="clip")
         elif self._fold_two.size:
             out[self._fold_two] += np.take(v2, self._fold_second, axis=0)
         return out
@@ -316,11 +319,11 @@ class BlockedObjective:
             g2[m1:] = np.einsum("ck,ck->c", LTc[m1:] @ RT.T, self._ET_shared)
         return g2
 
-    def _weighted(self, LTc, PT):
-        """``X[c, i] = LT[c, i] sum_k E[c, k] P[i, k]`` for a chunk."""
+    def _weighted(self, LTc, PT, out=None):
+        """``X[c, i] = LT[c, i] sum_k E[c, k] P[i, k]`` for a chunk (into ``out`` if given)."""
         m1, b = self._m_single, self._block_size
         K, c = self.n_classes, LTc.shape[1]
-        X = np.empty(LTc.shape, dtype=LTc.dtype)
+        X = np.empty(LTc.shape, dtype=LTc.dtype) if out is None else out
         if b is not None:
             np.multiply(LTc[:m1].reshape(K, b, c), PT[:, None, :], out=X[:m1].reshape(K, b, c))
         else:
@@ -374,16 +377,28 @@ class BlockedObjective:
             g2 += self._pullback(LTc, PA)
         return self._fold(g2) / self.n_samples + self.alpha * v
 
+    def _work_buffers(self):
+        """Chunk-sized work arrays for the Hessian kernels, allocated once per call."""
+        width = min(self.chunk, self.n_samples)
+        m, M = self.LT.shape[0], self.n_weights
+        return {
+            "X": np.empty((m, width), dtype=self.dtype),
+            "S": np.empty((M, width), dtype=self.dtype),
+            "T": np.empty((M, width), dtype=self.dtype),
+        }
+
     def hess_diag(self, point):
         """Diagonal of the Hessian (the paper's PCG preconditioner)."""
         PTall = point.P.T
         first = np.zeros(self.LT.shape[0])
         sq = np.zeros(self.n_weights)
+        work = self._work_buffers()
         for cols in self._chunks():
             LTc = self.LT[:, cols]
-            X = self._weighted(LTc, PTall[:, cols].astype(self.dtype))
+            c = LTc.shape[1]
+            X = self._weighted(LTc, PTall[:, cols].astype(self.dtype), out=work["X"][:, :c])
             first += np.einsum("ci,ci->c", X, LTc)
-            S = self._fold(X)
+            S = self._fold(X, out=work["S"][:, :c], tmp=work["T"][:, :c])
             sq += np.einsum("li,li->l", S, S)
         return (self._fold(first) - sq) / self.n_samples + self.alpha
 
@@ -401,14 +416,15 @@ class BlockedObjective:
         gram = np.zeros((M, M))
         batched = b is not None and m1 == self.LT.shape[0]
         blocks = np.zeros((K, b, b)) if batched else [0.0] * K
+        work = self._work_buffers()
         for cols in self._chunks():
             LTc = self.LT[:, cols]
+            c = LTc.shape[1]
             PT = PTall[:, cols].astype(self.dtype)
-            X = self._weighted(LTc, PT)
-            S = self._fold(X)
+            X = self._weighted(LTc, PT, out=work["X"][:, :c])
+            S = self._fold(X, out=work["S"][:, :c], tmp=work["T"][:, :c])
             gram += S @ S.T  # symmetric rank-k update (numpy calls syrk)
             if batched:
-                c = LTc.shape[1]
                 blocks += np.matmul(X.reshape(K, b, c), LTc.reshape(K, b, c).transpose(0, 2, 1))
             else:
                 for k, cc in enumerate(self._class_cols):
