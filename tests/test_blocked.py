@@ -142,3 +142,14 @@ def test_rejects_other_dtypes():
     Q, y, _, _ = _problem(code, n=10)
     with pytest.raises(ValueError, match="float32 or float64"):
         BlockedObjective.from_outputs(Q, code, y, 0.1, dtype=np.int64)
+
+
+def test_float32_outputs_are_clipped_as_binary_losses_does():
+    code = one_vs_one(4)
+    Q, y, w, _ = _problem(code)
+    Q = Q.astype(np.float32)
+    Q[:2] = np.array([0.0, 1.0], dtype=np.float32)[:, None]
+    L_pos, L_neg = binary_losses(Q)  # clipped at float32's epsilon
+    dense = ConvexObjective(stack_losses(L_pos, L_neg), code, y, 0.1)
+    blocked = BlockedObjective.from_outputs(Q, code, y, 0.1)
+    assert blocked.value(w) == pytest.approx(dense.value(w), rel=1e-12)

@@ -179,8 +179,10 @@ class BlockedObjective:
         self._setup(code, y, alpha, dtype, chunk, Q.shape[0], l1)
         M = self.n_weights
         width = min(self.chunk, self.n_samples)
-        QT_buf = np.empty((M, width))
-        pair_buf = np.empty((2 * M, width))
+        # the losses in Q's precision, clipped at its machine epsilon (as binary_losses)
+        work_dtype = Q.dtype if Q.dtype == np.float32 else np.float64
+        QT_buf = np.empty((M, width), dtype=work_dtype)
+        pair_buf = np.empty((2 * M, width), dtype=work_dtype)
         for cols in self._chunks():
             c = cols.stop - cols.start
             QT, pair = QT_buf[:, :c], pair_buf[:, :c]
