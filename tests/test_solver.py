@@ -207,3 +207,30 @@ def test_predictor_corrector_hessian_reuse_keeps_the_optimum(digits_outputs, lbf
         assert len(calls) == result.n_iter
     else:
         assert len(calls) < result.n_iter
+
+
+def test_predictor_corrector_starts_with_a_given_hessian(digits_outputs, lbfgsb_optima):
+    from convexagg.solvers import predictor_corrector
+
+    obj, f_ref = lbfgsb_optima["ovo"]
+    M = obj.n_weights
+    calls = []
+
+    class Counting:
+        n_weights = M
+
+        def evaluate(self, w):
+            return obj.evaluate(w)
+
+        def hessian(self, point):
+            calls.append(1)
+            return obj.hessian(point)
+
+    w0 = np.full(M, 1.0 / M)
+    plain = predictor_corrector(Counting(), tol=1e-8)
+    n_plain = len(calls)
+    calls.clear()
+    given = predictor_corrector(Counting(), w0, tol=1e-8, hessian0=obj.hessian(obj.evaluate(w0)))
+    assert given.converged and len(calls) < n_plain
+    assert abs(obj.value(given.w) - f_ref) <= 1e-6 * abs(f_ref)
+    np.testing.assert_allclose(given.w, plain.w, atol=1e-5)

@@ -161,10 +161,13 @@ class ConvexDecoder(BaseDecoder):
         )
 
     def _start(self, objective, code):
-        """``(w0, z0)``: the previous fit (warm_start), a subsample solution, or None."""
+        """Start point options: the previous fit (warm_start), a subsample solution, or {}."""
         previous = getattr(self, "weights_", None)
         if self.warm_start and previous is not None and previous.shape == (code.shape[1],):
-            return np.maximum(previous, _START_FLOOR), np.maximum(self.dual_, _START_FLOOR)
+            return {
+                "w0": np.maximum(previous, _START_FLOOR),
+                "z0": np.maximum(self.dual_, _START_FLOOR),
+            }
         if self.init == "subsample" and objective.n_samples >= 2 * _SUBSAMPLE_ROWS:
             step = objective.n_samples // _SUBSAMPLE_ROWS
             sub = objective.take(np.arange(0, objective.n_samples, step))
@@ -176,19 +179,24 @@ class ConvexDecoder(BaseDecoder):
                 max_iter=self.max_iter,
                 warn=False,
             )
-            return np.maximum(result.w, _START_FLOOR), np.maximum(result.z, _START_FLOOR)
-        return None, None
+            start = {
+                "w0": np.maximum(result.w, _START_FLOOR),
+                "z0": np.maximum(result.z, _START_FLOOR),
+            }
+            if self.solver == "mehrotra" and self.newton == "cholesky":
+                # the subsample's Hessian at the start serves the first full iteration
+                start["hessian0"] = sub.hessian(sub.evaluate(start["w0"]))
+            return start
+        return {}
 
     def _solve(self, objective, code):
-        w0, z0 = self._start(objective, code)
         return solve(
             objective,
-            w0,
-            z0,
             solver=self.solver,
             newton=self.newton,
             tol=self.tol,
             max_iter=self.max_iter,
+            **self._start(objective, code),
         )
 
     def _set_result(self, result):

@@ -148,6 +148,7 @@ def predictor_corrector(
     step_fraction=0.99,
     newton="cholesky",
     reuse_hessian=1,
+    hessian0=None,
 ):
     """Mehrotra predictor-corrector on the problem of :func:`interior_point`.
 
@@ -205,7 +206,7 @@ def predictor_corrector(
     record(0.0, 0)
     converged = False
     n_iter = 0
-    hessian, age, s = None, 0, 0.0
+    hessian, age, s = hessian0, 0, (1.0 if hessian0 is not None else 0.0)
     while n_iter < max_iter:
         n_iter += 1
         mu = (w @ z) / M
