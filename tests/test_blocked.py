@@ -153,3 +153,10 @@ def test_float32_outputs_are_clipped_as_binary_losses_does():
     dense = ConvexObjective(stack_losses(L_pos, L_neg), code, y, 0.1)
     blocked = BlockedObjective.from_outputs(Q, code, y, 0.1)
     assert blocked.value(w) == pytest.approx(dense.value(w), rel=1e-12)
+
+
+def test_from_outputs_checks_the_loss_against_the_output_kind():
+    code = one_vs_one(3)
+    Q, y, _, _ = _problem(code, n=10, output="margin")
+    with pytest.raises(ValueError, match="not defined for output='margin'"):
+        BlockedObjective.from_outputs(Q, code, y, 0.1, loss="cross_entropy", output="margin")

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..losses import binary_losses
+from ..losses import _check_loss, binary_losses
 from .objective import Point
 
 __all__ = ["BlockedObjective", "reencode"]
@@ -175,6 +175,7 @@ class BlockedObjective:
         that doubled the build time), the only allocation that grows with
         ``n_samples x M`` is ``LT`` itself.
         """
+        _check_loss(loss, output)
         self = cls.__new__(cls)
         self._setup(code, y, alpha, dtype, chunk, Q.shape[0], l1)
         M = self.n_weights
