@@ -31,6 +31,7 @@ __all__ = [
     "binary_output_kind",
     "column_seeds",
     "fit_binaries",
+    "fit_predict_binaries",
     "out_of_fold_outputs",
     "predict_binaries",
 ]
@@ -190,6 +191,38 @@ def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None):
     return Parallel(n_jobs=n_jobs)(
         delayed(_fit_binary)(estimator, X, y, code[:, l], seeds[l]) for l in range(code.shape[1])
     )
+
+
+def _fit_predict_binary_all(estimator, X, y, column, output, seed, index):
+    est = _fit_binary(estimator, X, y, column, seed)
+    return est, _predict_binary(est, X, output, index)
+
+
+def fit_predict_binaries(estimator, X, y, code, output, n_jobs=None, seeds=None):
+    """:func:`fit_binaries`, and each binary's outputs on all of ``X``, in one pass.
+
+    One parallel task per column fits the clone and predicts the training rows
+    while it has them, so the estimators and ``X`` are not shipped to the
+    workers a second time (the paper's protocol: the weights are fitted on the
+    binaries' outputs on their own training data).
+
+    seeds : list of int or None, default=None
+        As in :func:`fit_binaries`.
+
+    Returns
+    -------
+    estimators : list of fitted estimators, one per column
+    Q : ndarray of shape (n_samples, n_classifiers)
+    """
+    _warn_one_sided(y, code)
+    seeds = [None] * code.shape[1] if seeds is None else seeds
+    pairs = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_predict_binary_all)(estimator, X, y, code[:, l], output, seeds[l], l)
+        for l in range(code.shape[1])
+    )
+    estimators = [est for est, _ in pairs]
+    Q = np.column_stack([col for _, col in pairs]).astype(np.float64, copy=False)
+    return estimators, Q
 
 
 def predict_binaries(estimators, X, output, n_jobs=None):

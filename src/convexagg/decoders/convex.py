@@ -12,15 +12,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from ..codes import check_code_matrix
-from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
+from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss, clip_proba
 from ..solvers import (
-    ConvexObjective,
+    BlockedObjective,
     LargeMarginObjective,
     StiffnessObjective,
-    discrepancies,
-    interior_point,
     projected_subgradient,
-    side_indicators,
+    solve,
     stack_losses,
     stiffness_continuation,
     tau_schedule,
@@ -53,6 +51,16 @@ def penalty_strengths(alpha, penalty="l2", l1_ratio=0.5):
     if not 0.0 <= r <= 1.0:
         raise ValueError(f"l1_ratio must be in [0, 1], got {r!r}.")
     return float(alpha) * (1.0 - r), float(alpha) * r
+
+
+# init="subsample": rows and tolerance of the first solve (on letter/ovo and ecoc
+# 2,000 rows to 1e-2 cost least in Hessian-equivalents among 1,000-3,000 rows and
+# tolerances 1e-2 to 1e-3)
+_SUBSAMPLE_ROWS = 2000
+_SUBSAMPLE_TOL = 1e-2
+# a start taken from another solution moves its w and z at least this far into
+# the interior (a start on the boundary would give the barrier nothing to work with)
+_START_FLOOR = 1e-3
 
 
 class ConvexDecoder(BaseDecoder):
@@ -108,6 +116,28 @@ class ConvexDecoder(BaseDecoder):
     ``predict_proba``, ``decision_function`` and ``predict`` on a Dask array
     return lazy Dask arrays computed block by block.
 
+    The defaults run the paper's algorithm as published: its barrier update,
+    Newton steps by PCG with the Hessian diagonal, start ``w = 1/M``, in double
+    precision. The other settings solve the same problem to the same stopping
+    rule, faster (``BENCHMARKS.md`` has the measurements): on letter with 325
+    one-vs-one classifiers ``solver="mehrotra", newton="cholesky",
+    dtype="float32", init="subsample"`` is the fastest.
+
+    ============================  ==============================================
+    ``solver="paper"``            Algorithm 1: ``mu = z'w / 2M`` after long steps
+    ``solver="mehrotra"``         predictor-corrector: about half the iterations
+    ``newton="cg"``               PCG, diagonal preconditioner (the paper): needs
+                                  only products, best when ``M`` is large
+    ``newton="cholesky"``         dense Hessian (``n M^2 / 2``) and a direct
+                                  solve: best for ``M`` up to a few hundred,
+                                  where PCG needs many products
+    ``dtype="float32"``           losses stored and multiplied in single
+                                  precision (sums in double): half the memory
+                                  and bytes read; gradient error ~1e-8
+    ``init="subsample"``          first solve on every k-th of about 2,000 rows,
+                                  then start the full problem there
+    ============================  ==============================================
+
     Parameters
     ----------
     alpha : float, default=1e-4
@@ -135,6 +165,25 @@ class ConvexDecoder(BaseDecoder):
         L1 share of the elastic net, in ``[0, 1]``; only for ``penalty="elasticnet"``.
     subgradient_iter : int, default=2000
         Projected subgradient steps for ``formulation="large_margin"``.
+    solver : {"paper", "mehrotra"}, default="paper"
+        Barrier update and direction: the paper's Algorithm 1
+        (:func:`convexagg.solvers.interior_point`) or Mehrotra's predictor-corrector
+        (:func:`convexagg.solvers.predictor_corrector`) on the same KKT system.
+    newton : {"cg", "cholesky"}, default="cg"
+        How each Newton system is solved: the paper's PCG with the Hessian
+        diagonal as preconditioner, or the dense Hessian built per class and a
+        direct solve.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision in which the losses are stored and multiplied. In float32
+        the gradient carries rounding of order 1e-9 to 1e-8, so ``tol`` much
+        below 1e-7 may not be reachable (a ConvergenceWarning says so).
+    init : {"paper", "subsample"}, default="paper"
+        Start point: the paper's ``w = 1/M, z = 1``, or the solution (to
+        ``tol=1e-2``) of the same problem on a deterministic subsample of about
+        2,000 rows (every k-th row), used when there are at least 4,000 rows.
+    warm_start : bool, default=False
+        Start from the previous fit's weights and duals when refitting with
+        the same code (e.g. along a path of ``alpha``), instead of ``init``.
 
     Attributes
     ----------
@@ -152,6 +201,8 @@ class ConvexDecoder(BaseDecoder):
         ``cg_iter`` and ``weights`` (see :class:`convexagg.solvers.SolverResult`),
         of the last stage for ``"stiffness"``; ``objective``, ``best`` and
         ``step`` for ``"large_margin"``.
+    dual_ : ndarray of shape (n_classifiers,)
+        Dual variables ``z`` of ``w >= 0`` (used by ``warm_start``).
     objective_ : float
         The formulation's objective (with the penalty) at ``weights_``.
     taus_ : ndarray
@@ -180,6 +231,11 @@ class ConvexDecoder(BaseDecoder):
         "penalty": [StrOptions(set(PENALTIES))],
         "l1_ratio": [Interval(Real, 0, 1, closed="both")],
         "subgradient_iter": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"paper", "mehrotra"})],
+        "newton": [StrOptions({"cg", "cholesky"})],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "init": [StrOptions({"paper", "subsample"})],
+        "warm_start": ["boolean"],
     }
 
     def __init__(
@@ -194,6 +250,11 @@ class ConvexDecoder(BaseDecoder):
         penalty="l2",
         l1_ratio=0.5,
         subgradient_iter=2000,
+        solver="paper",
+        newton="cg",
+        dtype="float64",
+        init="paper",
+        warm_start=False,
     ):
         self.alpha = alpha
         self.loss = loss
@@ -204,6 +265,11 @@ class ConvexDecoder(BaseDecoder):
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.subgradient_iter = subgradient_iter
+        self.solver = solver
+        self.newton = newton
+        self.dtype = dtype
+        self.init = init
+        self.warm_start = warm_start
 
     def _check_output(self, output):
         super()._check_output(output)
@@ -212,22 +278,63 @@ class ConvexDecoder(BaseDecoder):
     def _stacked_losses(self, Q):
         return stack_losses(*binary_losses(Q, self.loss, self.output_))
 
-    def _objective(self, L, code, y, tau=None):
-        """The objective of this decoder's formulation and penalty on ``(L, code, y)``."""
+    def _objective(self, Q, y, code):
+        """The likelihood objective (eq. 12) with this decoder's penalty, stored by class
+        (:class:`~convexagg.solvers.BlockedObjective`, the fast form)."""
+        l2, l1 = penalty_strengths(self.alpha, self.penalty, self.l1_ratio)
+        return BlockedObjective.from_outputs(
+            Q, code, y, l2, loss=self.loss, output=self.output_, dtype=self.dtype, l1=l1
+        )
+
+    def _margin_objective(self, L, code, y, tau=None):
+        """The section-4 objectives (eq. 27 or eq. 30) on the stacked losses ``L``."""
         l2, l1 = penalty_strengths(self.alpha, self.penalty, self.l1_ratio)
         if self.formulation == "large_margin":
             return LargeMarginObjective(L, code, y, l2, l1=l1)
-        if self.formulation == "stiffness":
-            return StiffnessObjective(L, code, y, l2, self.tau if tau is None else tau, l1=l1)
-        return ConvexObjective(L, code, y, l2, l1=l1)
+        return StiffnessObjective(L, code, y, l2, self.tau if tau is None else tau, l1=l1)
 
-    def _solve(self, objective):
-        """The interior point on ``objective``; the same call for in-memory and Dask fits,
-        so both follow the same iterates."""
-        return interior_point(objective, tol=self.tol, max_iter=self.max_iter)
+    def _start(self, objective, code):
+        """Start point options: the previous fit (warm_start), a subsample solution, or {}."""
+        previous = getattr(self, "weights_", None)
+        if self.warm_start and previous is not None and previous.shape == (code.shape[1],):
+            return {
+                "w0": np.maximum(previous, _START_FLOOR),
+                "z0": np.maximum(self.dual_, _START_FLOOR),
+            }
+        if self.init == "subsample" and objective.n_samples >= 2 * _SUBSAMPLE_ROWS:
+            step = objective.n_samples // _SUBSAMPLE_ROWS
+            sub = objective.take(np.arange(0, objective.n_samples, step))
+            result = solve(
+                sub,
+                solver=self.solver,
+                newton=self.newton,
+                tol=max(self.tol, _SUBSAMPLE_TOL),
+                max_iter=self.max_iter,
+                warn=False,
+            )
+            start = {
+                "w0": np.maximum(result.w, _START_FLOOR),
+                "z0": np.maximum(result.z, _START_FLOOR),
+            }
+            if self.solver == "mehrotra" and self.newton == "cholesky":
+                # the subsample's Hessian at the start serves the first full iteration
+                start["hessian0"] = sub.hessian(sub.evaluate(start["w0"]))
+            return start
+        return {}
+
+    def _solve(self, objective, code):
+        return solve(
+            objective,
+            solver=self.solver,
+            newton=self.newton,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            **self._start(objective, code),
+        )
 
     def _set_result(self, result, objective_value=None):
         self.weights_ = result.w
+        self.dual_ = getattr(result, "z", None)
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
         self.history_ = result.history
@@ -259,15 +366,17 @@ class ConvexDecoder(BaseDecoder):
         if is_dask_array(Q) or is_dask_array(y):
             return self._fit_dask(Q, y, code, output)
         Q, y, code = self._validate_fit(Q, y, code, output)
-        L = self._stacked_losses(Q)
-        if self.formulation == "large_margin":
-            objective = self._objective(L, code, y)
+        if self.formulation == "likelihood":
+            self._set_result(self._solve(self._objective(Q, y, code), code))
+        elif self.formulation == "large_margin":
+            objective = self._margin_objective(self._stacked_losses(Q), code, y)
             result = projected_subgradient(objective, max_iter=self.subgradient_iter, tol=self.tol)
             self._set_result(result, result.history["best"][-1])
-        elif self.formulation == "stiffness":
+        else:  # stiffness
+            L = self._stacked_losses(Q)
             taus = tau_schedule(self.tau)
             stages = stiffness_continuation(
-                lambda t: self._objective(L, code, y, tau=t),
+                lambda t: self._margin_objective(L, code, y, tau=t),
                 taus,
                 tol=self.tol,
                 max_iter=self.max_iter,
@@ -278,8 +387,6 @@ class ConvexDecoder(BaseDecoder):
             result.n_iter = int(self.stage_n_iter_.sum())
             result.converged = all(r.converged for r in stages)
             self._set_result(result)
-        else:
-            self._set_result(self._solve(self._objective(L, code, y)))
         return self
 
     def _fit_dask(self, Q, y, code, output):
@@ -291,10 +398,20 @@ class ConvexDecoder(BaseDecoder):
         if output not in OUTPUT_KINDS:
             raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
         check_loss(self.loss, output)
-        if self.formulation != "likelihood" or self.penalty != "l2":
+        unsupported = {
+            name: value
+            for name, value, default in [
+                ("formulation", self.formulation, "likelihood"),
+                ("penalty", self.penalty, "l2"),
+                ("init", self.init, "paper"),
+                ("dtype", self.dtype, "float64"),
+            ]
+            if value != default
+        }
+        if unsupported:
             raise ValueError(
-                "Dask arrays are supported for formulation='likelihood' with penalty='l2'; "
-                f"got formulation={self.formulation!r}, penalty={self.penalty!r}."
+                "Dask arrays are fitted with formulation='likelihood', penalty='l2', "
+                f"init='paper' and dtype='float64' only; got {unsupported}."
             )
         if not is_dask_array(Q):  # a Dask y with in-memory Q: split Q like y
             Q = np.asarray(Q)
@@ -305,7 +422,7 @@ class ConvexDecoder(BaseDecoder):
         if not (np.issubdtype(Q.dtype, np.floating) or np.issubdtype(Q.dtype, np.integer)):
             raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.")
         objective = DaskObjective(Q, y, code, self.alpha, loss=self.loss, output=output)
-        result = self._solve(objective)  # a bad block raises here, before anything is set
+        result = self._solve(objective, code)  # a bad block raises here, before anything is set
         self.code_ = code
         self.output_ = output
         self.n_classes_ = code.shape[0]
@@ -329,7 +446,21 @@ class ConvexDecoder(BaseDecoder):
             self._dask_predict_check(Q)
             return map_row_blocks(self.decision_function, Q, self.n_classes_, np.float64, "Q")
         Q = self._validate_predict(Q)
-        return -discrepancies(self._stacked_losses(Q), side_indicators(self.code_), self.weights_)
+        code, w = self.code_, self.weights_
+        W_pos = (code == 1).T * w[:, None]  # (M, K)
+        W_neg = (code == -1).T * w[:, None]
+        if self.loss == "cross_entropy":
+            # -rho = log(q) @ W_pos + log(1 - q) @ W_neg, computed in place (this is
+            # the whole cost of predict_proba: two logs and two small products)
+            log_q = clip_proba(Q)  # a new array: the logs below work in place on it
+            log_1mq = np.negative(log_q)
+            np.log1p(log_1mq, out=log_1mq)
+            np.log(log_q, out=log_q)
+            scores = log_q @ W_pos
+            scores += log_1mq @ W_neg
+            return scores
+        L_pos, L_neg = binary_losses(Q, self.loss, self.output_)
+        return -(L_pos @ W_pos + L_neg @ W_neg)
 
     def predict_proba(self, Q):
         """Class membership probabilities ``softmax(-rho)`` (paper eq. 7).

@@ -34,11 +34,13 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["SolverResult", "interior_point"]
+
+# PCG stops when its residual (the linearised KKT error) is below CG_FORCING |r_mu|
+CG_FORCING = 0.1
 
 HISTORY_KEYS = ("objective", "gap", "residual", "step", "mu", "cg_iter", "weights")
 
@@ -83,20 +85,29 @@ def _finite(point):
     return bool(np.isfinite(point.value) and np.isfinite(point.grad).all())
 
 
-def _newton_direction_cholesky(objective, point, zw, g):
-    """Solve the reduced system exactly: dense Hessian plus a Cholesky factorisation.
+def _dense_solve(H, rhs):
+    """Solve the dense reduced system ``H x = rhs`` directly.
 
-    With ``alpha = 0`` and vanishing ``z / w`` the matrix can be singular, or
-    indefinite by rounding; the minimum-norm least-squares solution is used then.
+    numpy's LAPACK (``gesv``) rather than scipy's ``cho_factor``: scipy links its
+    own OpenBLAS, whose threads then compete with numpy's still-spinning BLAS
+    threads for the same cores -- on a shared 2-core machine one 325 x 325
+    factorisation took up to 0.8 s that way, against 1 ms here. A singular
+    matrix (``alpha = 0`` and vanishing ``z / w``) gets the minimum-norm
+    least-squares solution; a non-finite one a non-finite direction.
     """
+    try:
+        return np.linalg.solve(H, rhs)
+    except np.linalg.LinAlgError:
+        if not (np.isfinite(H).all() and np.isfinite(rhs).all()):
+            return np.full_like(rhs, np.nan)
+        return np.linalg.lstsq(H, rhs, rcond=None)[0]
+
+
+def _newton_direction_cholesky(objective, point, zw, g):
+    """Solve the reduced system exactly: the dense Hessian and a direct solve."""
     H = objective.hessian(point)
     H[np.diag_indices_from(H)] += zw
-    try:
-        return cho_solve(cho_factor(H, check_finite=False), -g, check_finite=False), 0
-    except LinAlgError:
-        if not (np.isfinite(H).all() and np.isfinite(g).all()):
-            return np.full_like(g, np.nan), 0  # reported as a non-finite direction
-        return lstsq(H, -g, check_finite=False)[0], 0
+    return _dense_solve(H, -g), 0
 
 
 def _newton_direction(objective, point, zw, g, r_norm):
@@ -105,8 +116,14 @@ def _newton_direction(objective, point, zw, g, r_norm):
     Inexact Newton: the PCG residual ``H dw + g`` is exactly the error in the
     first block of the linearised KKT system, so it is bounded against
     ``|r_mu|`` itself (not against ``|g|``, which carries ``(zw - mu) / w`` and
-    can be far larger): ``|e| <= min(0.1, |r|) |r|`` keeps the step a descent
-    direction for the residual norm and the convergence superlinear.
+    can be far larger): ``|e| <= 0.1 |r|`` (a constant forcing term) keeps the
+    step a descent direction for the residual norm. A forcing term shrinking
+    with ``|r|`` (``min(0.1, |r|)``, the first version) would make the Newton
+    steps superlinear, but the iteration count is set by the barrier update,
+    not by the accuracy of the steps: on letter (one-vs-one, ECOC, one-vs-rest)
+    both take the same iterations to the same objective, and 0.1 needs half the
+    PCG products (93 instead of 174 on one-vs-one at tol 1e-4, 168 instead of
+    399 at 1e-6).
     """
     M = zw.size
     diag = objective.hess_diag(point) + zw
@@ -118,7 +135,7 @@ def _newton_direction(objective, point, zw, g, r_norm):
         nonlocal n_iter
         n_iter += 1
 
-    atol = min(0.1, r_norm) * r_norm
+    atol = CG_FORCING * r_norm
     dw, _ = cg(H, -g, rtol=0.0, atol=atol, maxiter=10 * M, M=precond, callback=count)
     return dw, n_iter
 
@@ -154,9 +171,10 @@ def interior_point(
         Step length above which ``mu`` is reduced.
     newton : {"cg", "cholesky"}, default="cg"
         How the reduced Newton system is solved: the paper's PCG with the Hessian
-        diagonal as preconditioner (needs ``hessp`` and ``hess_diag``), or a dense
-        Hessian and a Cholesky factorisation (needs ``hessian``; exact, and
-        cheaper when ``M`` is small).
+        diagonal as preconditioner (needs ``hessp`` and ``hess_diag``), or the
+        dense Hessian and a direct solve (needs ``hessian``; exact, and cheaper
+        when ``M`` is small; the name is kept from the first version, which
+        factorised with scipy's Cholesky -- see :func:`_dense_solve`).
 
     Returns
     -------
