@@ -1,5 +1,11 @@
-import pytest
+import csv
+import gzip
 
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+
+import convexagg.io as cio
 from convexagg.cli import main
 
 
@@ -9,8 +15,243 @@ def test_demo_prints_both_studies(capsys):
     assert "convex aggregation:" in out and "(paper: 0.940)" in out
     for name in ("convexagg ovr", "convexagg ovo", "convexagg ecoc"):
         assert name in out
+    assert "Decoders on identical one-vs-one binaries" in out
+    for name in ("Hamming", "loss-based", "GBTM", "Hastie-Tibshirani", "Wu-Lin-Weng", "WMAP"):
+        assert name in out
 
 
 def test_unknown_command_is_an_argparse_error():
     with pytest.raises(SystemExit):
         main(["nonsense"])
+
+
+# --------------------------------------------------------------------------- fit / predict
+
+
+FEATURES = ["sepal length", "sepal width", "petal length", "petal width"]
+
+
+def _write(path, header, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def iris_csv(tmp_path):
+    data = load_iris()
+    names = data.target_names[data.target]
+    rows = [[*map(repr, x), name] for x, name in zip(data.data.tolist(), names)]
+    return _write(tmp_path / "iris.csv", [*FEATURES, "species"], rows)
+
+
+@pytest.fixture
+def model_file(iris_csv, tmp_path, capsys):
+    out = tmp_path / "model.skops"
+    assert main(["fit", str(iris_csv), "--target", "species", "--out", str(out)]) == 0
+    summary = capsys.readouterr().out
+    assert "150 samples, 4 features, 3 classes" in summary and str(out) in summary
+    return out
+
+
+def _read(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], np.array(rows[1:], dtype=float)
+
+
+def _fails(capsys, argv, *fragments):
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("convexagg: error: ")]
+    assert len(errors) == 1, err  # one line, no traceback
+    for fragment in fragments:
+        assert fragment in errors[0]
+    assert not any("Traceback" in line for line in err)
+
+
+def test_fit_then_predict_round_trip(iris_csv, model_file, tmp_path, capsys):
+    out = tmp_path / "proba.csv"
+    assert main(["predict", str(model_file), str(iris_csv), "--out", str(out)]) == 0
+    header, P = _read(out)
+    assert header == ["setosa", "versicolor", "virginica"]
+    assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1)
+    bundle = cio.load(model_file)
+    assert bundle["features"] == FEATURES and bundle["target"] == "species"
+    np.testing.assert_array_equal(P, bundle["model"].predict_proba(load_iris().data))
+    assert (P.argmax(axis=1) == load_iris().target).mean() > 0.9
+    # to standard output, columns in another order and without the target: same numbers
+    shuffled = _write(
+        tmp_path / "shuffled.csv",
+        FEATURES[::-1],
+        [list(map(repr, x[::-1])) for x in load_iris().data.tolist()],
+    )
+    capsys.readouterr()
+    assert main(["predict", str(model_file), str(shuffled)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "setosa,versicolor,virginica"
+    np.testing.assert_array_equal(np.array([r.split(",") for r in lines[1:]], dtype=float), P)
+
+
+def test_integer_labels_options_and_gzip(iris_csv, tmp_path):
+    rows = [[*map(repr, x), str(t)] for x, t in zip(load_iris().data.tolist(), load_iris().target)]
+    plain = _write(tmp_path / "numbers.csv", [*FEATURES, "label"], rows)
+    train = tmp_path / "numbers.csv.gz"
+    train.write_bytes(gzip.compress(plain.read_bytes()))
+    out = tmp_path / "m.skops"
+    argv = ["fit", str(train), "--target", "label", "--out", str(out), "--code", "ovr"]
+    assert main([*argv, "--alpha", "1e-3", "--cv", "3"]) == 0
+    model = cio.load(out)["model"]
+    assert model.classes_.tolist() == [0, 1, 2] and model.alpha == 1e-3 and model.cv == 3
+
+
+def test_missing_files(iris_csv, model_file, tmp_path, capsys):
+    out = tmp_path / "m.skops"
+    _fails(
+        capsys,
+        ["fit", str(tmp_path / "nope.csv"), "--target", "species", "--out", str(out)],
+        "file not found",
+        "nope.csv",
+    )
+    _fails(capsys, ["predict", str(tmp_path / "nope.skops"), str(iris_csv)], "file not found")
+    _fails(capsys, ["predict", str(model_file), str(tmp_path / "nope.csv")], "file not found")
+    _fails(
+        capsys,
+        [
+            "fit",
+            str(iris_csv),
+            "--target",
+            "species",
+            "--out",
+            str(tmp_path / "no-such-dir" / "m.skops"),
+        ],
+        "does not exist",
+    )
+    assert not out.exists()
+
+
+def test_missing_target_column(iris_csv, tmp_path, capsys):
+    out = tmp_path / "m.skops"
+    _fails(
+        capsys,
+        ["fit", str(iris_csv), "--target", "Species", "--out", str(out)],
+        "has no column 'Species'",
+        "'species'",
+    )
+    assert not out.exists()
+
+
+def test_columns_differ_from_training(model_file, tmp_path, capsys):
+    data = load_iris().data.tolist()
+    renamed = _write(
+        tmp_path / "renamed.csv",
+        [*FEATURES[:3], "petal breadth"],
+        [list(map(repr, x)) for x in data],
+    )
+    out = tmp_path / "proba.csv"
+    _fails(
+        capsys,
+        ["predict", str(model_file), str(renamed), "--out", str(out)],
+        "columns differ from training",
+        "missing ['petal width']",
+        "unexpected ['petal breadth']",
+    )
+    fewer = _write(tmp_path / "fewer.csv", FEATURES[:3], [list(map(repr, x[:3])) for x in data])
+    _fails(
+        capsys,
+        ["predict", str(model_file), str(fewer), "--out", str(out)],
+        "missing ['petal width']",
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "cell, message",
+    [("abc", "'abc' is not a number"), ("", "missing value"), ("nan", "not a finite number")],
+)
+def test_non_numeric_features(tmp_path, capsys, cell, message):
+    rows = [[*map(repr, x), str(t)] for x, t in zip(load_iris().data.tolist(), load_iris().target)]
+    rows[4][1] = cell
+    train = _write(tmp_path / "bad.csv", [*FEATURES, "label"], rows)
+    out = tmp_path / "m.skops"
+    _fails(
+        capsys,
+        ["fit", str(train), "--target", "label", "--out", str(out)],
+        message,
+        "line 6",
+        "'sepal width'",
+    )
+    assert not out.exists()
+
+
+def test_malformed_csv(tmp_path, capsys):
+    out = tmp_path / "m.skops"
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    _fails(capsys, ["fit", str(empty), "--target", "y", "--out", str(out)], "is empty")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b,y\n1,2,x\n3,4\n")
+    _fails(
+        capsys,
+        ["fit", str(ragged), "--target", "y", "--out", str(out)],
+        "line 3: 2 fields, but the header has 3 columns",
+    )
+    one_class = tmp_path / "one.csv"
+    one_class.write_text("a,b,y\n1,2,x\n3,4,x\n")
+    _fails(
+        capsys, ["fit", str(one_class), "--target", "y", "--out", str(out)], "y contains 1 class"
+    )
+    assert not out.exists()
+
+
+def test_failure_leaves_existing_outputs_untouched(iris_csv, model_file, tmp_path, capsys):
+    before = model_file.read_bytes()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,species\n1,2,x\n3,4,x\n")
+    _fails(capsys, ["fit", str(bad), "--target", "species", "--out", str(model_file)], "1 class")
+    assert model_file.read_bytes() == before
+    out = tmp_path / "proba.csv"
+    out.write_text("previous\n")
+    _fails(capsys, ["predict", str(model_file), str(bad), "--out", str(out)], "columns differ")
+    assert out.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["iris.csv", "model.skops", "bad.csv", "proba.csv"]
+    )  # no temporary files left behind
+
+
+def test_untrusted_model_file_is_refused(iris_csv, tmp_path, capsys):
+    evil = tmp_path / "evil.skops"
+    cio.save({"format": "convexagg-cli-model/1", "model": np.lib.format.open_memmap}, evil)
+    _fails(capsys, ["predict", str(evil), str(iris_csv)], "does not trust", "open_memmap")
+    junk = tmp_path / "junk.skops"
+    junk.write_bytes(b"not a model")
+    _fails(capsys, ["predict", str(junk), str(iris_csv)], "not a skops model file")
+
+
+def test_invalid_parameter_is_a_user_error(iris_csv, tmp_path, capsys):
+    out = tmp_path / "m.skops"
+    _fails(
+        capsys,
+        ["fit", str(iris_csv), "--target", "species", "--out", str(out), "--alpha", "-1"],
+        "The 'alpha' parameter",
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(iris_csv), "--target", "species", "--out", str(out), "--code", "xyz"])
+    assert exc.value.code == 2
+    assert not out.exists()
+
+
+def test_warnings_are_one_line_each(tmp_path, capsys):
+    data = load_iris()
+    keep = list(range(100)) + [100]  # class 2 has one sample: a fold trains without it
+    rows = [[*map(repr, data.data[i].tolist()), str(data.target[i])] for i in keep]
+    train = _write(tmp_path / "sparse.csv", [*FEATURES, "label"], rows)
+    out = tmp_path / "m.skops"
+    assert main(["fit", str(train), "--target", "label", "--out", str(out), "--cv", "3"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith("convexagg: warning: ") for line in err)
+    assert any("UserWarning: binary problems" in line for line in err)
+    assert len(err) == len(set(err))
+    assert out.exists()

@@ -116,3 +116,14 @@ def test_fit_failure_leaves_no_fitted_state(iris):
         clf.fit(X, y)
     assert not hasattr(clf, "classes_") and not hasattr(clf, "decoder_")
     assert clone(clf).get_params()["loss"] == "cross_entropy"  # parameters untouched
+
+
+def test_fit_predict_binaries_is_fit_then_predict(iris):
+    from convexagg.binary import fit_binaries, fit_predict_binaries, predict_binaries
+
+    X, y = iris
+    code = one_vs_one(3)
+    estimators, Q = fit_predict_binaries(LogisticRegression(), X, y, code, "proba")
+    separate = fit_binaries(LogisticRegression(), X, y, code)
+    np.testing.assert_allclose(Q, predict_binaries(separate, X, "proba"), rtol=1e-12)
+    np.testing.assert_allclose(Q, predict_binaries(estimators, X, "proba"), rtol=1e-12)

@@ -14,7 +14,29 @@ from convexagg import ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_rest
 from convexagg.datasets import make_broken_classifier_outputs
 from convexagg.losses import binary_losses
-from convexagg.solvers import ConvexObjective, interior_point, lbfgsb, stack_losses
+from convexagg.solvers import (
+    BlockedObjective,
+    ConvexObjective,
+    lbfgsb,
+    solve,
+    stack_losses,
+)
+
+# every solver setting the library offers: (solver, newton)
+SETTINGS = [
+    ("paper", "cg"),
+    ("paper", "cholesky"),
+    ("mehrotra", "cg"),
+    ("mehrotra", "cholesky"),
+]
+OBJECTIVES = ["dense", "blocked", "blocked32"]
+
+
+def _objective(kind, Q, y, C, alpha):
+    if kind == "dense":
+        return ConvexObjective(stack_losses(*binary_losses(Q)), C, y, alpha)
+    dtype = np.float32 if kind == "blocked32" else np.float64
+    return BlockedObjective.from_outputs(Q, C, y, alpha, dtype=dtype)
 
 
 @pytest.fixture(scope="module")
@@ -30,16 +52,31 @@ def digits_outputs():
     return out
 
 
-@pytest.mark.parametrize("newton", ["cg", "cholesky"])
+@pytest.fixture(scope="module")
+def lbfgsb_optima(digits_outputs):
+    """The oracle: scipy's L-BFGS-B to 1e-10 on the dense objective, per code."""
+    out = {}
+    for code, (Q, y, C) in digits_outputs.items():
+        obj = ConvexObjective(stack_losses(*binary_losses(Q)), C, y, 1e-4)
+        out[code] = (obj, lbfgsb(obj, tol=1e-10).fun)
+    return out
+
+
+@pytest.mark.parametrize("kind", OBJECTIVES)
+@pytest.mark.parametrize("solver, newton", SETTINGS)
 @pytest.mark.parametrize("code", ["ovr", "ovo", "ecoc"])
-def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, code, newton):
+def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, lbfgsb_optima, code, solver, newton, kind):
     Q, y, C = digits_outputs[code]
-    alpha = 1e-4
-    obj = ConvexObjective(stack_losses(*binary_losses(Q)), C, y, alpha)
-    ref = lbfgsb(obj, tol=1e-10)
-    result = interior_point(obj, tol=1e-8, max_iter=200, newton=newton)
+    obj, f_ref = lbfgsb_optima[code]
+    # float32 products leave the gradient ~1e-9 noisy: 1e-8 is below what it resolves
+    tol = 1e-7 if kind == "blocked32" else 1e-8
+    result = solve(
+        _objective(kind, Q, y, C, 1e-4), solver=solver, newton=newton, tol=tol, max_iter=200
+    )
     assert result.converged
-    assert abs(obj.value(result.w) - ref.fun) <= 1e-6 * abs(ref.fun)
+    # f - f* <= gap + ...: at tol 1e-7 an absolute 2 tol on top (ecoc: f* = 0.0136)
+    slack = 2 * tol if kind == "blocked32" else 0.0
+    assert abs(obj.value(result.w) - f_ref) <= 1e-6 * abs(f_ref) + slack
     w = result.w
     grad = obj.evaluate(w).grad
     tol = 1e-6
@@ -48,14 +85,17 @@ def test_reaches_lbfgsb_optimum_and_kkt(digits_outputs, code, newton):
     assert np.abs(w * grad).max() <= tol
 
 
+@pytest.mark.parametrize("kind", OBJECTIVES)
+@pytest.mark.parametrize("solver, newton", SETTINGS)
 @pytest.mark.parametrize("code", ["ovr", "ovo", "ecoc"])
-def test_paper_tolerance_within_duality_bound(digits_outputs, code):
+def test_paper_tolerance_within_duality_bound(
+    digits_outputs, lbfgsb_optima, code, solver, newton, kind
+):
     """At tol=1e-4, f(w) - f* <= gap + |grad f - z|^2 / (2 alpha) (strong convexity)."""
     Q, y, C = digits_outputs[code]
     alpha = 1e-4
-    obj = ConvexObjective(stack_losses(*binary_losses(Q)), C, y, alpha)
-    f_star = lbfgsb(obj, tol=1e-10).fun
-    result = interior_point(obj, tol=1e-4)
+    obj, f_star = lbfgsb_optima[code]
+    result = solve(_objective(kind, Q, y, C, alpha), solver=solver, newton=newton, tol=1e-4)
     point = obj.evaluate(result.w)
     bound = result.w @ result.z + np.sum((point.grad - result.z) ** 2) / (2 * alpha)
     assert 0 <= point.value - f_star + 1e-12 <= bound
@@ -113,7 +153,8 @@ def test_paper_synthetic_three_class_study(seed):
     assert w[2] < 0.05 * min(w[0], w[1])
 
 
-def test_useless_binaries_converge_to_zero_weights():
+@pytest.mark.parametrize("solver, newton", SETTINGS)
+def test_useless_binaries_converge_to_zero_weights(solver, newton):
     """When no classifier helps, the optimum is w = 0 (f = log K), an all-active
     corner. Out-of-fold outputs from folds that each miss a class give exactly
     that; this case stalled an earlier PCG tolerance tied to |g| instead of |r_mu|."""
@@ -133,9 +174,63 @@ def test_useless_binaries_converge_to_zero_weights():
     obj = ConvexObjective(stack_losses(*binary_losses(Q)), one_vs_one(3), y, 1e-4)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        result = interior_point(obj)
+        result = solve(obj, solver=solver, newton=newton)
     ref = lbfgsb(obj)
     assert ref.fun == pytest.approx(np.log(3), rel=1e-6) and np.allclose(ref.x, 0)
     assert result.converged
     assert obj.value(result.w) - ref.fun <= 1e-4
     assert np.abs(result.w).max() < 1e-3
+
+
+@pytest.mark.parametrize("reuse", [0, 1, 3])
+def test_predictor_corrector_hessian_reuse_keeps_the_optimum(digits_outputs, lbfgsb_optima, reuse):
+    from convexagg.solvers import predictor_corrector
+
+    Q, y, C = digits_outputs["ovo"]
+    obj, f_ref = lbfgsb_optima["ovo"]
+    calls = []
+
+    class Counting:
+        n_weights = obj.n_weights
+
+        def evaluate(self, w):
+            return obj.evaluate(w)
+
+        def hessian(self, point):
+            calls.append(1)
+            return obj.hessian(point)
+
+    result = predictor_corrector(Counting(), tol=1e-8, reuse_hessian=reuse)
+    assert result.converged
+    assert abs(obj.value(result.w) - f_ref) <= 1e-6 * abs(f_ref)
+    if reuse == 0:
+        assert len(calls) == result.n_iter
+    else:
+        assert len(calls) < result.n_iter
+
+
+def test_predictor_corrector_starts_with_a_given_hessian(digits_outputs, lbfgsb_optima):
+    from convexagg.solvers import predictor_corrector
+
+    obj, f_ref = lbfgsb_optima["ovo"]
+    M = obj.n_weights
+    calls = []
+
+    class Counting:
+        n_weights = M
+
+        def evaluate(self, w):
+            return obj.evaluate(w)
+
+        def hessian(self, point):
+            calls.append(1)
+            return obj.hessian(point)
+
+    w0 = np.full(M, 1.0 / M)
+    plain = predictor_corrector(Counting(), tol=1e-8)
+    n_plain = len(calls)
+    calls.clear()
+    given = predictor_corrector(Counting(), w0, tol=1e-8, hessian0=obj.hessian(obj.evaluate(w0)))
+    assert given.converged and len(calls) < n_plain
+    assert abs(obj.value(given.w) - f_ref) <= 1e-6 * abs(f_ref)
+    np.testing.assert_allclose(given.w, plain.w, atol=1e-5)

@@ -4,19 +4,42 @@ Reference implementation of Park, Hwang & Choi, "Convex Optimization for Binary
 Classifier Aggregation in Multiclass Problems" (SDM 2014).
 
 Architecture: codes (encode) -> binary (train) -> decoders (aggregate, using
-solvers) -> estimators (scikit-learn API).
+solvers) -> estimators (scikit-learn API). The paper's sections 4 and 5.1:
+``ConvexDecoder(formulation="large_margin" | "stiffness")``,
+:func:`generalization_bound` (Proposition 2), :func:`regularization_path` and
+:class:`ConvexAggregationClassifierCV`.
 """
 
 from .codes import make_code
-from .decoders import ConvexDecoder
+from .decoders import (
+    BradleyTerryDecoder,
+    ConvexDecoder,
+    HammingDecoder,
+    LossBasedDecoder,
+    PairwiseCouplingDecoder,
+    WMAPDecoder,
+)
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
+from .model_selection import ConvexAggregationClassifierCV
+from .path import RegularizationPath, regularization_path
+from .theory import GeneralizationBound, generalization_bound
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BradleyTerryDecoder",
     "CodeMatrixClassifier",
     "ConvexAggregationClassifier",
+    "ConvexAggregationClassifierCV",
     "ConvexDecoder",
-    "__version__",
+    "GeneralizationBound",
+    "HammingDecoder",
+    "LossBasedDecoder",
+    "PairwiseCouplingDecoder",
+    "RegularizationPath",
+    "WMAPDecoder",
+    "generalization_bound",
     "make_code",
+    "regularization_path",
+    "__version__",
 ]

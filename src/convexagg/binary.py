@@ -5,6 +5,15 @@ whose class the column uses (``code[y, l] != 0``) with target ``1`` for the
 positive side and ``0`` for the negative side. Its output on a sample is the
 probability of the positive side (``predict_proba``) or, for learners without
 ``predict_proba``, the margin (``decision_function``, positive = positive side).
+
+Outputs are checked as they come back: a binary classifier that returns NaN or
+infinite values, probabilities outside ``[0, 1]`` or an output of the wrong
+shape is named in a ``ValueError`` instead of corrupting the aggregation.
+
+Seeding: given one seed per column (:func:`column_seeds`), every
+``random_state`` parameter of a clone that is left at ``None`` (its own or a
+nested one, e.g. inside a pipeline) is set to its column's seed, so randomised
+binary learners are reproducible; parameters the user set are never changed.
 """
 
 from __future__ import annotations
@@ -14,12 +23,15 @@ import warnings
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import _num_samples
 
 __all__ = [
     "ConstantBinaryPredictor",
     "binary_output_kind",
+    "column_seeds",
     "fit_binaries",
+    "fit_predict_binaries",
     "out_of_fold_outputs",
     "predict_binaries",
 ]
@@ -86,21 +98,75 @@ def _warn_one_sided(y, code, where=""):
         )
 
 
-def _fit_binary(estimator, X, y, column):
+def column_seeds(random_state, n_columns):
+    """One integer seed per code column, or ``None`` for each when ``random_state`` is None."""
+    if random_state is None:
+        return [None] * n_columns
+    rng = check_random_state(random_state)
+    return [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n_columns)]
+
+
+def _seeded_clone(estimator, seed):
+    """``clone(estimator)``, its unset (``None``) ``random_state`` parameters set to ``seed``."""
+    est = clone(estimator)
+    if seed is not None:
+        unset = {
+            name: seed
+            for name, value in est.get_params(deep=True).items()
+            if (name == "random_state" or name.endswith("__random_state")) and value is None
+        }
+        if unset:
+            est.set_params(**unset)
+    return est
+
+
+def _fit_binary(estimator, X, y, column, seed=None):
     rows, target = _binary_problem(y, column)
     if np.unique(target).size < 2:
         return ConstantBinaryPredictor().fit(None, target)
-    return clone(estimator).fit(X[rows], target)
+    return _seeded_clone(estimator, seed).fit(X[rows], target)
 
 
-def _predict_binary(estimator, X, output):
+def _predict_binary(estimator, X, output, index=0):
+    """Binary output of ``estimator`` on ``X`` (column ``index`` of ``Q``), checked."""
     if output == "proba":
-        proba = estimator.predict_proba(X)
-        return proba[:, list(estimator.classes_).index(1)]
-    return np.ravel(estimator.decision_function(X))
+        proba = np.asarray(estimator.predict_proba(X))
+        if proba.ndim != 2 or proba.shape[1] != 2:
+            raise ValueError(
+                f"binary classifier {index} ({type(estimator).__name__}) returned "
+                f"predict_proba of shape {proba.shape}; expected (n_samples, 2)."
+            )
+        values = proba[:, 1]  # the larger class label is the positive side
+    else:
+        values = np.asarray(estimator.decision_function(X))
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            raise ValueError(
+                f"binary classifier {index} ({type(estimator).__name__}) returned "
+                f"decision_function of shape {values.shape}; expected (n_samples,)."
+            )
+    try:
+        values = values.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"binary classifier {index} ({type(estimator).__name__}) returned "
+            f"non-numeric outputs (dtype {values.dtype})."
+        ) from None
+    if not np.isfinite(values).all():
+        raise ValueError(
+            f"binary classifier {index} ({type(estimator).__name__}) returned NaN or "
+            "infinite outputs; convexagg needs finite probabilities or margins."
+        )
+    if output == "proba" and values.size and (values.min() < 0.0 or values.max() > 1.0):
+        raise ValueError(
+            f"binary classifier {index} ({type(estimator).__name__}) returned "
+            f"probabilities outside [0, 1] (min {values.min():.4g}, max {values.max():.4g})."
+        )
+    return values
 
 
-def fit_binaries(estimator, X, y, code, n_jobs=None):
+def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None):
     """Fit one clone of ``estimator`` per code column.
 
     Parameters
@@ -112,37 +178,76 @@ def fit_binaries(estimator, X, y, code, n_jobs=None):
     code : ndarray of shape (n_classes, n_classifiers)
     n_jobs : int, default=None
         Parallel jobs (joblib; honours ``joblib.parallel_config``).
+    seeds : list of int or None, default=None
+        One seed per column for the clone's unset ``random_state`` parameters
+        (see :func:`column_seeds`); None leaves them unset.
 
     Returns
     -------
     list of fitted estimators, one per column.
     """
     _warn_one_sided(y, code)
+    seeds = [None] * code.shape[1] if seeds is None else seeds
     return Parallel(n_jobs=n_jobs)(
-        delayed(_fit_binary)(estimator, X, y, code[:, l]) for l in range(code.shape[1])
+        delayed(_fit_binary)(estimator, X, y, code[:, l], seeds[l]) for l in range(code.shape[1])
     )
 
 
+def _fit_predict_binary_all(estimator, X, y, column, output, seed, index):
+    est = _fit_binary(estimator, X, y, column, seed)
+    return est, _predict_binary(est, X, output, index)
+
+
+def fit_predict_binaries(estimator, X, y, code, output, n_jobs=None, seeds=None):
+    """:func:`fit_binaries`, and each binary's outputs on all of ``X``, in one pass.
+
+    One parallel task per column fits the clone and predicts the training rows
+    while it has them, so the estimators and ``X`` are not shipped to the
+    workers a second time (the paper's protocol: the weights are fitted on the
+    binaries' outputs on their own training data).
+
+    seeds : list of int or None, default=None
+        As in :func:`fit_binaries`.
+
+    Returns
+    -------
+    estimators : list of fitted estimators, one per column
+    Q : ndarray of shape (n_samples, n_classifiers)
+    """
+    _warn_one_sided(y, code)
+    seeds = [None] * code.shape[1] if seeds is None else seeds
+    pairs = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_predict_binary_all)(estimator, X, y, code[:, l], output, seeds[l], l)
+        for l in range(code.shape[1])
+    )
+    estimators = [est for est, _ in pairs]
+    Q = np.column_stack([col for _, col in pairs]).astype(np.float64, copy=False)
+    return estimators, Q
+
+
 def predict_binaries(estimators, X, output, n_jobs=None):
-    """Binary outputs ``Q`` of shape ``(n_samples, n_classifiers)``."""
+    """Binary outputs ``Q`` of shape ``(n_samples, n_classifiers)``, checked to be finite
+    (and inside ``[0, 1]`` for probabilities)."""
     columns = Parallel(n_jobs=n_jobs)(
-        delayed(_predict_binary)(est, X, output) for est in estimators
+        delayed(_predict_binary)(est, X, output, l) for l, est in enumerate(estimators)
     )
     return np.column_stack(columns).astype(np.float64, copy=False)
 
 
-def _fit_predict_binary(estimator, X, y, column, train, test, output):
-    est = _fit_binary(estimator, X[train], y[train], column)
-    return _predict_binary(est, X[test], output)
+def _fit_predict_binary(estimator, X, y, column, train, test, output, seed, index):
+    est = _fit_binary(estimator, X[train], y[train], column, seed)
+    return _predict_binary(est, X[test], output, index)
 
 
-def out_of_fold_outputs(estimator, X, y, code, cv, output, n_jobs=None):
+def out_of_fold_outputs(estimator, X, y, code, cv, output, n_jobs=None, seeds=None):
     """Binary outputs of every sample from binaries trained without its fold.
 
     Parameters
     ----------
     cv : cross-validation splitter
         Already checked (``sklearn.model_selection.check_cv``).
+    seeds : list of int or None, default=None
+        As in :func:`fit_binaries`; column ``l`` gets the same seed in every fold.
 
     Returns
     -------
@@ -152,8 +257,9 @@ def out_of_fold_outputs(estimator, X, y, code, cv, output, n_jobs=None):
     for f, (train, _) in enumerate(splits):
         _warn_one_sided(y[train], code, where=f" in cross-validation fold {f}")
     M = code.shape[1]
+    seeds = [None] * M if seeds is None else seeds
     columns = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_predict_binary)(estimator, X, y, code[:, l], train, test, output)
+        delayed(_fit_predict_binary)(estimator, X, y, code[:, l], train, test, output, seeds[l], l)
         for train, test in splits
         for l in range(M)
     )

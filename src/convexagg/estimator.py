@@ -10,24 +10,56 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import check_cv
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import get_tags
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
 
 from ._dask import is_dask_array, map_row_blocks
+from ._utils import restore_on_failure
 from .binary import (
     binary_output_kind,
+    column_seeds,
     fit_binaries,
+    fit_predict_binaries,
     out_of_fold_outputs,
     predict_binaries,
 )
 from .codes import CODE_NAMES, make_code
 from .decoders import ConvexDecoder
+from .decoders.convex import PENALTIES
 from .losses import LOSSES
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
+
+_TARGET_HINTS = {
+    "continuous": "its values look continuous (floats that are not whole numbers), "
+    "a classifier needs discrete class labels",
+    "unknown": "labels must be all strings or all numbers; object arrays of numbers "
+    "or of mixed types are refused, as scikit-learn's classifiers refuse them",
+}
+
+
+def _check_lengths(X, y):
+    """``X`` and ``y`` have one row per sample (checked before anything else)."""
+    try:
+        n_X, n_y = _num_samples(X), _num_samples(y)
+    except TypeError:
+        return  # malformed input: validate_data names the problem
+    if n_X != n_y:
+        raise ValueError(
+            f"X has {n_X} samples but y has {n_y} labels; they must have the same length."
+        )
+
+
+def _check_targets(y):
+    """Like scikit-learn's ``check_classification_targets`` (same message prefix,
+    which its estimator checks look for), saying what is wrong with ``y``."""
+    y_type = type_of_target(y, input_name="y")
+    if y_type not in ("binary", "multiclass"):
+        hint = _TARGET_HINTS.get(y_type, "y must be 1-D with one class label per sample")
+        raise ValueError(f"Unknown label type: {y_type!r}. y must hold class labels: {hint}.")
 
 
 class _BlockMethod:
@@ -93,7 +125,10 @@ default="ovo"
         ``joblib.parallel_config(backend="dask")`` (with a ``distributed``
         client) the binary problems are trained on the Dask workers.
     random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the cross-validation splitter.
+        Seeds random codes and the binary learners' own ``random_state``
+        parameters where those are left at None (one seed per column); an int
+        makes ``fit`` reproducible. A cross-validation splitter passed as ``cv``
+        keeps its own seed.
 
     Notes
     -----
@@ -164,17 +199,41 @@ default="ovo"
         )
 
     def _prefit_binaries(self, code):
+        """The given fitted binaries, checked, and the output kind they share."""
         estimators = list(self.estimator) if isinstance(self.estimator, (list, tuple)) else None
         if estimators is None or len(estimators) != code.shape[1]:
             raise ValueError(
                 "with cv='prefit', estimator must be a list of fitted binary classifiers, "
                 f"one per code column ({code.shape[1]}); got {self.estimator!r}."
             )
-        for est in estimators:
+        for l, est in enumerate(estimators):
+            binary_output_kind(est)  # TypeError naming the estimator
             check_is_fitted(est)
-        return estimators
+            n_classes = len(getattr(est, "classes_", ()))
+            if n_classes != 2:
+                raise ValueError(
+                    f"with cv='prefit', estimator[{l}] must be a fitted binary classifier "
+                    f"(classes_ of length 2); it has {n_classes} classes."
+                )
+        if all(hasattr(est, "predict_proba") for est in estimators):
+            return estimators, "proba"
+        if all(hasattr(est, "decision_function") for est in estimators):
+            return estimators, "margin"
+        raise TypeError(
+            "with cv='prefit', the binary classifiers must all have predict_proba or all "
+            "have decision_function; they mix the two."
+        )
+
+    @staticmethod
+    def _check_decoder(decoder, output):
+        """Fail fast: the decoder's parameters are valid and it takes ``output``."""
+        if hasattr(decoder, "_validate_params"):
+            decoder._validate_params()
+        if hasattr(decoder, "_check_output"):
+            decoder._check_output(output)
 
     @_fit_context(prefer_skip_nested_validation=False)
+    @restore_on_failure
     def fit(self, X, y):
         """Encode, train the binary classifiers, and fit the decoder.
 
@@ -187,10 +246,17 @@ default="ovo"
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the offending parameter or input. ``fit`` is all-or-nothing:
+            if it raises, the estimator is left exactly as it was before.
         """
+        _check_lengths(X, y)
         X, y = self._validate_X(X, y)
         y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        _check_targets(y)
         encoder = LabelEncoder().fit(y)
         classes = encoder.classes_
         if classes.size < 2:
@@ -198,22 +264,31 @@ default="ovo"
                 f"y contains 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
             )
         y_enc = encoder.transform(y)
-        code = make_code(self.code, classes.size, random_state=self.random_state)
+        # One generator for the code and the binaries' seeds: a seed fixes both.
+        rng = None if self.random_state is None else check_random_state(self.random_state)
+        code = make_code(self.code, classes.size, random_state=rng)
 
+        decoder = self._make_decoder()
         if self.cv == "prefit":
-            estimators = self._prefit_binaries(code)
-            output = binary_output_kind(estimators[0])
+            estimators, output = self._prefit_binaries(code)
+            self._check_decoder(decoder, output)
             Q = predict_binaries(estimators, X, output, n_jobs=self.n_jobs)
         else:
             base = self._base_estimator()
             output = binary_output_kind(base)
-            estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs)
-            if self.cv is None:
-                Q = predict_binaries(estimators, X, output, n_jobs=self.n_jobs)
+            self._check_decoder(decoder, output)  # before any binary is trained
+            seeds = column_seeds(rng, code.shape[1])
+            if self.cv is None:  # outputs on the training rows, in the same pass
+                estimators, Q = fit_predict_binaries(
+                    base, X, y_enc, code, output, n_jobs=self.n_jobs, seeds=seeds
+                )
             else:
+                estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs, seeds=seeds)
                 cv = check_cv(self.cv, y_enc, classifier=True)
-                Q = out_of_fold_outputs(base, X, y_enc, code, cv, output, n_jobs=self.n_jobs)
-        decoder = self._make_decoder().fit(Q, y_enc, code, output=output)
+                Q = out_of_fold_outputs(
+                    base, X, y_enc, code, cv, output, n_jobs=self.n_jobs, seeds=seeds
+                )
+        decoder.fit(Q, y_enc, code, output=output)
 
         # Attributes are set only once everything has succeeded.
         self.classes_ = classes
@@ -221,6 +296,62 @@ default="ovo"
         self.estimators_ = estimators
         self.binary_output_ = output
         self.decoder_ = decoder
+        return self
+
+    def fit_decoder(self, X, y):
+        """Refit only the decoder, on the binaries already trained.
+
+        Swap the aggregation method of a fitted classifier without retraining
+        its binary classifiers, so that decoders can be compared on identical
+        binaries::
+
+            clf.set_params(decoder=BradleyTerryDecoder()).fit_decoder(X, y)
+
+        The current ``decoder`` parameter (for
+        :class:`ConvexAggregationClassifier`, its ``alpha`` / ``loss`` / ...)
+        is cloned and fitted on the binary outputs of ``X`` chosen by ``cv`` as
+        in :meth:`fit`: those of ``estimators_`` (``cv=None`` or ``"prefit"``),
+        or out-of-fold outputs (``cv`` a splitter: fold models are trained for
+        the outputs, ``estimators_`` stay as they are). ``estimators_``,
+        ``code_matrix_`` and ``classes_`` are not changed.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Normally the data ``fit`` was called with.
+        y : array-like of shape (n_samples,)
+            Labels, all among ``classes_``.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self)
+        self._validate_params()
+        X = self._validate_X(X, reset=False)
+        y = column_or_1d(y, warn=True)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}.")
+        unknown = np.setdiff1d(y, self.classes_)
+        if unknown.size:
+            raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
+        y_enc = np.searchsorted(self.classes_, y)
+        if self.cv is None or self.cv == "prefit":
+            Q = predict_binaries(self.estimators_, X, self.binary_output_, n_jobs=self.n_jobs)
+        else:
+            cv = check_cv(self.cv, y_enc, classifier=True)
+            Q = out_of_fold_outputs(
+                self._base_estimator(),
+                X,
+                y_enc,
+                self.code_matrix_,
+                cv,
+                self.binary_output_,
+                n_jobs=self.n_jobs,
+            )
+        self.decoder_ = self._make_decoder().fit(
+            Q, y_enc, self.code_matrix_, output=self.binary_output_
+        )
         return self
 
     def predict_binary_proba(self, X):
@@ -284,8 +415,12 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     """The paper's method as one estimator: binaries plus :class:`ConvexDecoder`.
 
     Equivalent to ``CodeMatrixClassifier(estimator, code=code,
-    decoder=ConvexDecoder(alpha, loss, tol, max_iter), ...)`` with the decoder's
-    parameters exposed for grid searches.
+    decoder=ConvexDecoder(alpha, loss, tol, max_iter, penalty=penalty,
+    l1_ratio=l1_ratio), ...)`` with the decoder's parameters exposed for grid
+    searches. The paper's other training criteria (large margin, stiffness) are
+    ``CodeMatrixClassifier(decoder=ConvexDecoder(formulation=...))``; to choose
+    ``alpha`` by cross-validation, see
+    :class:`~convexagg.model_selection.ConvexAggregationClassifierCV`.
 
     Parameters
     ----------
@@ -293,10 +428,24 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         Binary learner (``LogisticRegression()`` when None).
     code : str or array-like, default="ovo"
     alpha : float, default=1e-4
-        L2 regularisation of the aggregation weights (the paper's lambda).
+        Regularisation of the aggregation weights (the paper's lambda): the
+        penalty is ``alpha/2 |w|^2`` for ``penalty="l2"`` (paper eq. 12),
+        ``alpha sum(w)`` for ``"l1"``, and ``alpha (l1_ratio sum(w) +
+        (1 - l1_ratio)/2 |w|^2)`` for ``"elasticnet"``.
     loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
     tol : float, default=1e-4
     max_iter : int, default=100
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        With ``w >= 0`` the L1 term is linear and the same interior point solves it.
+    l1_ratio : float, default=0.5
+        L1 share for ``penalty="elasticnet"``, in ``[0, 1]``.
+    solver : {"paper", "mehrotra"}, default="paper"
+    newton : {"cg", "cholesky"}, default="cg"
+    dtype : {"float64", "float32"}, default="float64"
+    init : {"paper", "subsample"}, default="paper"
+        Solver settings of :class:`ConvexDecoder` (the defaults are the paper's
+        algorithm; ``solver="mehrotra", newton="cholesky", dtype="float32",
+        init="subsample"`` is the fastest on a few hundred classifiers).
     cv : int, cross-validation generator, iterable, "prefit" or None, default=None
     n_jobs : int, default=None
     random_state : int, RandomState instance or None, default=None
@@ -326,6 +475,12 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         "loss": [StrOptions(set(LOSSES))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "penalty": [StrOptions(set(PENALTIES))],
+        "l1_ratio": [Interval(Real, 0, 1, closed="both")],
+        "solver": [StrOptions({"paper", "mehrotra"})],
+        "newton": [StrOptions({"cg", "cholesky"})],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "init": [StrOptions({"paper", "subsample"})],
     }
 
     def __init__(
@@ -337,9 +492,15 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         loss="cross_entropy",
         tol=1e-4,
         max_iter=100,
+        solver="paper",
+        newton="cg",
+        dtype="float64",
+        init="paper",
         cv=None,
         n_jobs=None,
         random_state=None,
+        penalty="l2",
+        l1_ratio=0.5,
     ):
         self.estimator = estimator
         self.code = code
@@ -347,12 +508,29 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.loss = loss
         self.tol = tol
         self.max_iter = max_iter
+        self.solver = solver
+        self.newton = newton
+        self.dtype = dtype
+        self.init = init
         self.cv = cv
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
 
     def _make_decoder(self):
-        return ConvexDecoder(alpha=self.alpha, loss=self.loss, tol=self.tol, max_iter=self.max_iter)
+        return ConvexDecoder(
+            alpha=self.alpha,
+            loss=self.loss,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            penalty=self.penalty,
+            l1_ratio=self.l1_ratio,
+            solver=self.solver,
+            newton=self.newton,
+            dtype=self.dtype,
+            init=self.init,
+        )
 
     @property
     def weights_(self):

@@ -25,13 +25,33 @@ loss                output      ``d(c, q)`` for ``c = +1 / -1``
 ``logistic``        margin      ``log(1 + exp(-c q))``
 ``hinge``           margin      ``max(0, 1 - c q)``
 ==================  ==========  =========================================
+
+Every loss is computed in float64 (float32 outputs are upcast first, so they
+give the same losses as the same values in float64) and is finite: probabilities
+are clipped into ``[eps, 1 - eps]`` (:func:`clip_proba`, so cross-entropy is at
+most ``-log(eps) = 36.04``), and margin losses are capped at
+``LOSS_CAP = exp(30)`` (about ``1.07e13``): the exponential loss sees margins
+clipped to ``[-30, 30]``, the logistic and hinge losses, which grow linearly,
+are capped where they would exceed ``LOSS_CAP``. Without the cap a margin above
+709 would overflow ``exp`` to ``inf`` and turn the aggregation into NaN; with it,
+sums and squares of losses (the solver's gradient and Hessian) stay far below
+the float64 range. Only margins beyond ``+-30`` (exponential) or ``+-1e13``
+(logistic, hinge) are affected.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LOSSES", "OUTPUT_KINDS", "binary_losses", "check_binary_outputs", "clip_proba"]
+__all__ = [
+    "LOSSES",
+    "LOSS_CAP",
+    "OUTPUT_KINDS",
+    "binary_losses",
+    "check_binary_outputs",
+    "check_loss",
+    "clip_proba",
+]
 
 OUTPUT_KINDS = ("proba", "margin")
 
@@ -42,6 +62,10 @@ LOSSES = {
     "logistic": ("margin",),
     "hinge": ("margin",),
 }
+
+# Largest value a per-classifier loss takes (see the module docstring).
+_LOG_LOSS_CAP = 30.0
+LOSS_CAP = float(np.exp(_LOG_LOSS_CAP))
 
 
 def clip_proba(Q):
@@ -79,7 +103,10 @@ def check_binary_outputs(Q, output="proba"):
     return Q
 
 
-def _check_loss(loss, output):
+def check_loss(loss, output):
+    """Raise a ``ValueError`` unless ``loss`` is known and defined for ``output``."""
+    if output not in OUTPUT_KINDS:
+        raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {tuple(LOSSES)}, got {loss!r}.")
     if output not in LOSSES[loss]:
@@ -103,16 +130,19 @@ def binary_losses(Q, loss="cross_entropy", output="proba"):
     Returns
     -------
     L_pos, L_neg : ndarray of shape (n_samples, n_classifiers)
-        ``d(+1, Q)`` and ``d(-1, Q)``; finite and non-negative.
+        ``d(+1, Q)`` and ``d(-1, Q)``; float64, finite, non-negative and at
+        most :data:`LOSS_CAP`.
     """
-    _check_loss(loss, output)
+    check_loss(loss, output)
+    Q = np.asarray(Q, dtype=np.float64)
     if loss == "cross_entropy":
         Qc = clip_proba(Q)
         return -np.log(Qc), -np.log1p(-Qc)
     if loss == "exponential":
-        m = Q - 0.5 if output == "proba" else Q
+        m = Q - 0.5 if output == "proba" else np.clip(Q, -_LOG_LOSS_CAP, _LOG_LOSS_CAP)
         return np.exp(-m), np.exp(m)
     if loss == "logistic":
-        return np.logaddexp(0.0, -Q), np.logaddexp(0.0, Q)
-    # hinge
-    return np.maximum(0.0, 1.0 - Q), np.maximum(0.0, 1.0 + Q)
+        L_pos, L_neg = np.logaddexp(0.0, -Q), np.logaddexp(0.0, Q)
+    else:  # hinge
+        L_pos, L_neg = np.maximum(0.0, 1.0 - Q), np.maximum(0.0, 1.0 + Q)
+    return np.minimum(L_pos, LOSS_CAP), np.minimum(L_neg, LOSS_CAP)

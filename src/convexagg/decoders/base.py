@@ -11,6 +11,14 @@ matrix. Its interface::
 
 Decoders that learn nothing still take ``fit`` (it records the code) so every
 decoder can be swapped for another inside a fitted classifier.
+
+Guarantees every subclass inherits: ``fit`` is all-or-nothing (a subclass's
+``fit`` is wrapped by :func:`convexagg._utils.restore_on_failure` when the class
+is created, so a failed fit leaves no half-fitted decoder), and the inputs are
+validated here with errors that name ``Q``, ``y`` or ``code``. A decoder that
+only handles some codes (pairwise coupling: one-vs-one) or some outputs checks
+that in ``fit`` too; ``_check_output`` lets an estimator ask before it trains
+any binary classifier.
 """
 
 from __future__ import annotations
@@ -19,8 +27,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils import restore_on_failure
 from ..codes import check_code_matrix
-from ..losses import check_binary_outputs
+from ..losses import OUTPUT_KINDS, check_binary_outputs
 
 __all__ = ["BaseDecoder"]
 
@@ -28,9 +37,31 @@ __all__ = ["BaseDecoder"]
 class BaseDecoder(BaseEstimator):
     """Base class: validation of ``(Q, y, code)`` and ``predict``."""
 
+    # Decoders without parameters validate trivially (the estimators call
+    # ``_validate_params`` on every decoder before training any binary).
+    _parameter_constraints: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "__restore_on_failure__", False):
+            cls.fit = restore_on_failure(fit)
+
+    def _check_output(self, output):
+        """Raise a ``ValueError`` if this decoder cannot take ``output`` binary outputs.
+
+        Called by the estimators before any binary classifier is trained;
+        subclasses with output-dependent parameters (a loss) extend it.
+        """
+        if output not in OUTPUT_KINDS:
+            raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
+
     def _validate_fit(self, Q, y, code, output):
+        self._check_output(output)
         code = check_code_matrix(code)
         Q = check_binary_outputs(Q, output)
+        if Q.shape[0] == 0:
+            raise ValueError("Q has 0 rows (samples); at least one is needed to fit a decoder.")
         if Q.shape[1] != code.shape[1]:
             raise ValueError(
                 f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "

@@ -18,6 +18,14 @@ Each iteration:
 
 It stops when the norm of the perturbed KKT residual ``r_mu`` and the gap
 ``eta`` are both ``<= tol``.
+
+Numerical safeguards: the objective must be finite at the start point (a
+``ValueError`` otherwise); a trial point is accepted only if its value and
+gradient are finite, so no NaN or inf can enter the iterates; and when the line
+search finds no acceptable step (the residual cannot be reduced further in
+floating point, e.g. a ``tol`` below what float64 resolves) or the Newton
+direction is not finite, the method stops at the last finite iterate with a
+:class:`~sklearn.exceptions.ConvergenceWarning` saying why.
 """
 
 from __future__ import annotations
@@ -26,11 +34,13 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["SolverResult", "interior_point"]
+
+# PCG stops when its residual (the linearised KKT error) is below CG_FORCING |r_mu|
+CG_FORCING = 0.1
 
 HISTORY_KEYS = ("objective", "gap", "residual", "step", "mu", "cg_iter", "weights")
 
@@ -48,6 +58,9 @@ class SolverResult:
     n_iter : int
         Newton iterations taken.
     converged : bool
+    message : str
+        Why it stopped: ``"converged"``, ``"max_iter"``, ``"line_search"`` (no
+        step reduced the residual) or ``"nonfinite_direction"``.
     history : dict of ndarray
         Per iteration (index 0 is the start point): ``objective`` ``f(w)``,
         ``gap`` ``z'w``, ``residual`` ``|r_mu(w, z)|``, ``step`` length, ``mu``,
@@ -59,6 +72,7 @@ class SolverResult:
     n_iter: int
     converged: bool
     history: dict = field(default_factory=dict)
+    message: str = ""
 
 
 def _residual_norm(grad, w, z, mu):
@@ -66,11 +80,34 @@ def _residual_norm(grad, w, z, mu):
     return float(np.sqrt(np.sum((grad - z) ** 2) + np.sum((z * w - mu) ** 2)))
 
 
+def _finite(point):
+    """The objective's value and gradient at ``point`` are finite."""
+    return bool(np.isfinite(point.value) and np.isfinite(point.grad).all())
+
+
+def _dense_solve(H, rhs):
+    """Solve the dense reduced system ``H x = rhs`` directly.
+
+    numpy's LAPACK (``gesv``) rather than scipy's ``cho_factor``: scipy links its
+    own OpenBLAS, whose threads then compete with numpy's still-spinning BLAS
+    threads for the same cores -- on a shared 2-core machine one 325 x 325
+    factorisation took up to 0.8 s that way, against 1 ms here. A singular
+    matrix (``alpha = 0`` and vanishing ``z / w``) gets the minimum-norm
+    least-squares solution; a non-finite one a non-finite direction.
+    """
+    try:
+        return np.linalg.solve(H, rhs)
+    except np.linalg.LinAlgError:
+        if not (np.isfinite(H).all() and np.isfinite(rhs).all()):
+            return np.full_like(rhs, np.nan)
+        return np.linalg.lstsq(H, rhs, rcond=None)[0]
+
+
 def _newton_direction_cholesky(objective, point, zw, g):
-    """Solve the reduced system exactly: dense Hessian plus a Cholesky factorisation."""
+    """Solve the reduced system exactly: the dense Hessian and a direct solve."""
     H = objective.hessian(point)
     H[np.diag_indices_from(H)] += zw
-    return cho_solve(cho_factor(H, check_finite=False), -g, check_finite=False), 0
+    return _dense_solve(H, -g), 0
 
 
 def _newton_direction(objective, point, zw, g, r_norm):
@@ -79,8 +116,14 @@ def _newton_direction(objective, point, zw, g, r_norm):
     Inexact Newton: the PCG residual ``H dw + g`` is exactly the error in the
     first block of the linearised KKT system, so it is bounded against
     ``|r_mu|`` itself (not against ``|g|``, which carries ``(zw - mu) / w`` and
-    can be far larger): ``|e| <= min(0.1, |r|) |r|`` keeps the step a descent
-    direction for the residual norm and the convergence superlinear.
+    can be far larger): ``|e| <= 0.1 |r|`` (a constant forcing term) keeps the
+    step a descent direction for the residual norm. A forcing term shrinking
+    with ``|r|`` (``min(0.1, |r|)``, the first version) would make the Newton
+    steps superlinear, but the iteration count is set by the barrier update,
+    not by the accuracy of the steps: on letter (one-vs-one, ECOC, one-vs-rest)
+    both take the same iterations to the same objective, and 0.1 needs half the
+    PCG products (93 instead of 174 on one-vs-one at tol 1e-4, 168 instead of
+    399 at 1e-6).
     """
     M = zw.size
     diag = objective.hess_diag(point) + zw
@@ -92,7 +135,7 @@ def _newton_direction(objective, point, zw, g, r_norm):
         nonlocal n_iter
         n_iter += 1
 
-    atol = min(0.1, r_norm) * r_norm
+    atol = CG_FORCING * r_norm
     dw, _ = cg(H, -g, rtol=0.0, atol=atol, maxiter=10 * M, M=precond, callback=count)
     return dw, n_iter
 
@@ -128,15 +171,24 @@ def interior_point(
         Step length above which ``mu`` is reduced.
     newton : {"cg", "cholesky"}, default="cg"
         How the reduced Newton system is solved: the paper's PCG with the Hessian
-        diagonal as preconditioner (needs ``hessp`` and ``hess_diag``), or a dense
-        Hessian and a Cholesky factorisation (needs ``hessian``; exact, and
-        cheaper when ``M`` is small).
+        diagonal as preconditioner (needs ``hessp`` and ``hess_diag``), or the
+        dense Hessian and a direct solve (needs ``hessian``; exact, and cheaper
+        when ``M`` is small; the name is kept from the first version, which
+        factorised with scipy's Cholesky -- see :func:`_dense_solve`).
 
     Returns
     -------
     SolverResult
-        A :class:`~sklearn.exceptions.ConvergenceWarning` is emitted when
-        ``max_iter`` is reached first.
+        A :class:`~sklearn.exceptions.ConvergenceWarning` is emitted when the
+        method stops before reaching ``tol`` (``max_iter`` reached, or no step
+        could reduce the residual); the weights returned are then the last
+        accepted iterate, always finite.
+
+    Raises
+    ------
+    ValueError
+        If the start point is not strictly positive or the objective (value or
+        gradient) is not finite there.
     """
     if newton not in ("cg", "cholesky"):
         raise ValueError(f"newton must be 'cg' or 'cholesky', got {newton!r}.")
@@ -147,6 +199,11 @@ def interior_point(
         raise ValueError("the interior point start (w0, z0) must be strictly positive.")
 
     point = objective.evaluate(w)
+    if not _finite(point):
+        raise ValueError(
+            "the objective or its gradient is not finite at the start point; the "
+            "per-classifier losses must be finite."
+        )
     mu = (w @ z) / (2 * M)
     s = 1.0
     history = {key: [] for key in HISTORY_KEYS}
@@ -162,6 +219,7 @@ def interior_point(
 
     record(0.0, 0)
     converged = False
+    reason = "max_iter"
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
@@ -178,6 +236,9 @@ def interior_point(
         else:
             dw, cg_iter = _newton_direction_cholesky(objective, point, zw, g)
         dz = -zw * dw - z + mu / w
+        if not (np.isfinite(dw).all() and np.isfinite(dz).all()):
+            reason = "nonfinite_direction"
+            break
 
         # Step length (eqs. 24-25).
         neg = dz < 0
@@ -188,26 +249,45 @@ def interior_point(
             if np.all(w_new > 0):
                 z_new = z + s * dz
                 new_point = objective.evaluate(w_new)
-                if _residual_norm(new_point.grad, w_new, z_new, mu) <= (1 - alpha * s) * r_norm:
+                # NaN compares False, but say it: a non-finite point is never accepted.
+                if (
+                    _finite(new_point)
+                    and _residual_norm(new_point.grad, w_new, z_new, mu) <= (1 - alpha * s) * r_norm
+                ):
                     break
             s *= beta
             if s < 1e-12:
                 break
         if s < 1e-12:  # no acceptable step: the iterate cannot be improved further
+            reason = "line_search"
             break
         w, z, point = w_new, z_new, new_point
         record(s, cg_iter)
         if history["residual"][-1] <= tol and history["gap"][-1] <= tol:
             converged = True
+            reason = "converged"
             break
 
     if not converged:
+        why = {
+            "max_iter": "increase max_iter or tol",
+            "line_search": (
+                "no step reduced the KKT residual further (the tolerance may be below "
+                "what floating point resolves for this problem, or the problem is "
+                "badly scaled); increase tol or alpha"
+            ),
+            "nonfinite_direction": (
+                "the Newton direction was not finite (ill-conditioned Hessian); increase alpha"
+            ),
+        }[reason]
         warnings.warn(
             f"the interior point method stopped after {n_iter} iterations without "
             f"reaching tol={tol} (residual {history['residual'][-1]:.2e}, gap "
-            f"{history['gap'][-1]:.2e}); increase max_iter or tol.",
+            f"{history['gap'][-1]:.2e}): {why}.",
             ConvergenceWarning,
             stacklevel=2,
         )
     history = {key: np.asarray(val) for key, val in history.items()}
-    return SolverResult(w=w, z=z, n_iter=n_iter, converged=converged, history=history)
+    return SolverResult(
+        w=w, z=z, n_iter=n_iter, converged=converged, history=history, message=reason
+    )

@@ -1,0 +1,246 @@
+"""Mehrotra's predictor-corrector primal-dual interior point for ``min f(w), w >= 0``.
+
+The same perturbed KKT system as the paper's Algorithm 1
+(:func:`convexagg.solvers.interior_point`), the same reduced Newton matrix
+``H = hess f + diag(z / w)``, the same residual-norm line search and stopping
+rule (``|r_mu| <= tol`` and ``eta = z'w <= tol``); only the barrier parameter and
+the direction differ (Mehrotra 1992; Nocedal & Wright, Algorithm 16.4 / 19.x):
+
+1. **predictor** (affine scaling): the Newton step for ``mu = 0``;
+2. the longest steps ``s_w``, ``s_z`` that keep ``w, z >= 0`` along it give
+   ``mu_aff = (w + s_w dw)'(z + s_z dz) / M``, and the centring parameter
+   ``sigma = min(1, (mu_aff / mu)^3)`` with ``mu = z'w / M``;
+3. **corrector**: the Newton step for the target ``sigma mu`` with the
+   second-order term ``dw_aff * dz_aff`` of the complementarity equation,
+   solved with the same matrix (one Hessian, one factorisation, two solves).
+
+Where the paper's rule ``mu = eta / (2M)`` halves the gap per accepted step at
+best, the corrector step lets the gap fall by orders of magnitude near the
+optimum: on letter with 325 one-vs-one classifiers it needs 11 iterations to
+the paper's tolerance, where Algorithm 1 needs 24.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.sparse.linalg import LinearOperator, cg
+from sklearn.exceptions import ConvergenceWarning
+
+from .interior_point import (
+    CG_FORCING,
+    HISTORY_KEYS,
+    SolverResult,
+    _dense_solve,
+    _residual_norm,
+)
+
+__all__ = ["predictor_corrector"]
+
+
+def _max_step(x, dx):
+    """Largest ``s`` in ``[0, 1]`` with ``x + s dx >= 0``."""
+    neg = dx < 0
+    return min(1.0, float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
+
+
+def _step(system, point, w, z, zw, mu, alpha, beta, step_fraction):
+    """Predictor, centring parameter, corrector and line search of one iteration.
+
+    Returns ``(found, target)``: ``found`` as :func:`_line_search` (or None) and
+    the barrier target ``sigma mu`` of the step.
+    """
+    M = w.size
+    # predictor: Newton step towards mu = 0
+    r_aff = _residual_norm(point.grad, w, z, 0.0)
+    dw_aff = system.solve(-point.grad, r_aff)
+    dz_aff = -z - zw * dw_aff
+    s_w, s_z = _max_step(w, dw_aff), _max_step(z, dz_aff)
+    mu_aff = ((w + s_w * dw_aff) @ (z + s_z * dz_aff)) / M
+    sigma = min(1.0, (mu_aff / mu) ** 3)
+
+    # corrector: Newton step towards sigma mu with the second-order term
+    target = sigma * mu
+    r_norm = _residual_norm(point.grad, w, z, target)
+    for second_order in (True, False):
+        # without the second-order term the direction is the Newton step for
+        # r_target, a descent direction for |r_target|: the fallback when the
+        # corrected step finds no decrease (far from the central path)
+        centre = (target - dw_aff * dz_aff) / w if second_order else target / w
+        dw = system.solve(-point.grad + centre, r_norm)
+        dz = -z + centre - zw * dw
+        found = _line_search(
+            system.objective, w, z, dw, dz, target, r_norm, alpha, beta, step_fraction
+        )
+        if found is not None:
+            return found, target
+    return None, target
+
+
+def _line_search(objective, w, z, dw, dz, target, r_norm, alpha, beta, step_fraction):
+    """Fraction to the boundary, then backtracking until ``|r_target|`` drops by ``1 - alpha s``.
+
+    Returns ``(s, w_new, z_new, point)``, or None when ``s`` falls below 1e-12.
+    """
+    s = step_fraction * min(_max_step(w, dw), _max_step(z, dz))
+    while s >= 1e-12:
+        w_new, z_new = w + s * dw, z + s * dz
+        if np.all(w_new > 0) and np.all(z_new > 0):
+            point = objective.evaluate(w_new)
+            if _residual_norm(point.grad, w_new, z_new, target) <= (1 - alpha * s) * r_norm:
+                return s, w_new, z_new, point
+        s *= beta
+    return None
+
+
+class _NewtonSystem:
+    """``(hess f + diag(zw)) d = rhs`` at one point, for several right-hand sides."""
+
+    def __init__(self, objective, point, zw, newton, hessian=None):
+        self.objective, self.point, self.zw, self.newton = objective, point, zw, newton
+        self.cg_iter = 0
+        self.reused = hessian is not None
+        M = zw.size
+        if newton == "cholesky":
+            self.hessian = objective.hessian(point) if hessian is None else hessian
+            self._H = self.hessian + np.diag(zw)
+        else:  # the paper's PCG, the diagonal computed once for both solves
+            diag = objective.hess_diag(point) + zw
+            self._H = LinearOperator(
+                (M, M), matvec=lambda v: objective.hessp(point, v) + zw * v, dtype=float
+            )
+            self._precond = LinearOperator((M, M), matvec=lambda v: v / diag, dtype=float)
+
+    def solve(self, rhs, r_norm):
+        """Solve for ``rhs``; PCG stops at ``CG_FORCING r`` as in ``interior_point``."""
+        if self.newton == "cholesky":
+            return _dense_solve(self._H, rhs)
+        n_iter = 0
+
+        def count(_):
+            nonlocal n_iter
+            n_iter += 1
+
+        atol = CG_FORCING * r_norm
+        d, _ = cg(
+            self._H,
+            rhs,
+            rtol=0.0,
+            atol=atol,
+            maxiter=10 * rhs.size,
+            M=self._precond,
+            callback=count,
+        )
+        self.cg_iter += n_iter
+        return d
+
+
+def predictor_corrector(
+    objective,
+    w0=None,
+    z0=None,
+    *,
+    tol=1e-4,
+    max_iter=100,
+    alpha=0.01,
+    beta=0.5,
+    step_fraction=0.99,
+    newton="cholesky",
+    reuse_hessian=1,
+    hessian0=None,
+):
+    """Mehrotra predictor-corrector on the problem of :func:`interior_point`.
+
+    Parameters
+    ----------
+    objective : object
+        ``n_weights``, ``evaluate(w)``, and ``hessian(point)`` (``newton="cholesky"``)
+        or ``hessp(point, v)`` and ``hess_diag(point)`` (``newton="cg"``).
+    w0, z0 : ndarray of shape (M,), default=None
+        Strictly positive start; the paper's ``w = 1/M``, ``z = 1`` when None.
+    tol : float, default=1e-4
+        Stop when ``|r_mu(w, z)|`` (at the step's target ``mu``) and ``z'w`` are
+        both ``<= tol``: the paper's rule.
+    max_iter : int, default=100
+    alpha, beta : float, default=0.01, 0.5
+        Backtracking on the residual norm, as in the paper.
+    step_fraction : float, default=0.99
+        Fraction of the distance to the boundary taken at most.
+    newton : {"cholesky", "cg"}, default="cholesky"
+        The dense Hessian and a direct solve (two solves per iteration for the
+        price of one Hessian), or PCG with the Hessian diagonal.
+    reuse_hessian : int, default=1
+        With ``newton="cholesky"``: after a step of length >= 0.9 the Hessian of
+        ``f`` may serve up to this many further iterations (with the current
+        ``diag(z / w)``); an iteration whose kept Hessian yields no acceptable
+        step is redone with a fresh one. 0: a new Hessian every iteration.
+
+    Returns
+    -------
+    SolverResult
+        As :func:`interior_point`; a :class:`~sklearn.exceptions.ConvergenceWarning`
+        is emitted when ``max_iter`` is reached first.
+    """
+    if newton not in ("cg", "cholesky"):
+        raise ValueError(f"newton must be 'cg' or 'cholesky', got {newton!r}.")
+    M = objective.n_weights
+    w = np.full(M, 1.0 / M) if w0 is None else np.array(w0, dtype=np.float64)
+    z = np.ones(M) if z0 is None else np.array(z0, dtype=np.float64)
+    if not (np.all(w > 0) and np.all(z > 0)):
+        raise ValueError("the interior point start (w0, z0) must be strictly positive.")
+
+    point = objective.evaluate(w)
+    target = (w @ z) / M
+    history = {key: [] for key in HISTORY_KEYS}
+
+    def record(step, cg_iter):
+        history["objective"].append(point.value)
+        history["gap"].append(float(w @ z))
+        history["residual"].append(_residual_norm(point.grad, w, z, target))
+        history["step"].append(step)
+        history["mu"].append(target)
+        history["cg_iter"].append(cg_iter)
+        history["weights"].append(w.copy())
+
+    record(0.0, 0)
+    converged = False
+    n_iter = 0
+    hessian, age, s = hessian0, 0, (1.0 if hessian0 is not None else 0.0)
+    while n_iter < max_iter:
+        n_iter += 1
+        mu = (w @ z) / M
+        zw = z / w
+        # the Hessian of f from the last iteration is kept for one more when that
+        # step was long (f's curvature moves little there); if the kept one gives
+        # no acceptable step, the iteration is redone with a fresh Hessian
+        reuse = newton == "cholesky" and reuse_hessian and hessian is not None
+        reuse = reuse and s >= 0.9 and age < reuse_hessian
+        found = None
+        for keep in (True, False) if reuse else (False,):
+            system = _NewtonSystem(objective, point, zw, newton, hessian if keep else None)
+            found, target = _step(system, point, w, z, zw, mu, alpha, beta, step_fraction)
+            if found is not None:
+                break
+        if found is None:  # no acceptable step: the iterate cannot be improved further
+            break
+        if newton == "cholesky":
+            age = age + 1 if system.reused else 0
+            hessian = system.hessian
+        s, w_new, z_new, new_point = found
+        w, z, point = w_new, z_new, new_point
+        record(s, system.cg_iter)
+        if history["residual"][-1] <= tol and history["gap"][-1] <= tol:
+            converged = True
+            break
+
+    if not converged:
+        warnings.warn(
+            f"the predictor-corrector interior point stopped after {n_iter} iterations "
+            f"without reaching tol={tol} (residual {history['residual'][-1]:.2e}, gap "
+            f"{history['gap'][-1]:.2e}); increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    history = {key: np.asarray(val) for key, val in history.items()}
+    return SolverResult(w=w, z=z, n_iter=n_iter, converged=converged, history=history)

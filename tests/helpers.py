@@ -1,0 +1,91 @@
+"""Shared by the reliability tests: the decoders to parametrize over, and
+rigorous distance-to-optimum bounds for the convex aggregation problem."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+import convexagg.decoders as decoders_module
+from convexagg.decoders import BaseDecoder
+
+
+def decoder_classes():
+    """Every concrete decoder ``convexagg.decoders`` exports (extends as decoders land)."""
+    found = []
+    for name in decoders_module.__all__:
+        obj = getattr(decoders_module, name)
+        if (
+            inspect.isclass(obj)
+            and issubclass(obj, BaseDecoder)
+            and obj is not BaseDecoder
+            and not inspect.isabstract(obj)
+        ):
+            found.append(obj)
+    return found
+
+
+DECODERS = decoder_classes()
+
+# Parameters for the generic property tests. Learned WMAP runs L-BFGS-B on a
+# reconstructed, non-convex criterion: its answer is neither exactly invariant to
+# the order of the samples nor cheap enough for dozens of examples, so the
+# generic tests use its fixed N_j weights; tests/test_wmap.py covers learning.
+PROPERTY_PARAMS = {"WMAPDecoder": {"weights": "n_samples"}}
+
+
+def make_decoder(decoder_cls, **params):
+    """``decoder_cls`` with the property-test parameters, overridden by ``params``."""
+    return decoder_cls(**{**PROPERTY_PARAMS.get(decoder_cls.__name__, {}), **params})
+
+
+def scores(decoder, Q):
+    """``predict_proba`` where the decoder has it, else its ``decision_function``."""
+    if hasattr(decoder, "predict_proba"):
+        return decoder.predict_proba(Q)
+    return decoder.decision_function(Q)
+
+
+def accepts_code(decoder_cls, code):
+    """Whether ``decoder_cls`` handles this valid ``code`` (pairwise coupling: one-vs-one only).
+
+    Only a ``ValueError`` that names the code counts as "not handled"; anything
+    else is a bug and propagates.
+    """
+    K, M = code.shape
+    Q = np.full((2 * K, M), 0.5)
+    y = np.arange(2 * K) % K
+    try:
+        make_decoder(decoder_cls).fit(Q, y, code)
+    except ValueError as exc:
+        if "code" in str(exc):
+            return False
+        raise
+    return True
+
+
+def distance_to_optimum_bound(objective, w):
+    """Upper bound on ``|w - w*|`` for any ``w >= 0``, from ``objective`` alone.
+
+    ``f`` is ``alpha``-strongly convex, so for any ``z >= 0`` with ``r = grad f(w) - z``
+    and ``gap = z'w``: ``0 >= f(w*) - f(w) >= -gap - |r| d + alpha/2 d^2`` with
+    ``d = |w - w*|``, i.e. ``d <= (|r| + sqrt(|r|^2 + 2 alpha gap)) / alpha``.
+    ``z = max(grad, 0)`` is the natural dual estimate. The bound is what the
+    solver's ``tol`` guarantees, so tests compare solutions within it rather than
+    within a tolerance picked by hand.
+    """
+    grad = objective.evaluate(w).grad
+    z = np.maximum(grad, 0.0)
+    r = float(np.linalg.norm(grad - z))
+    gap = float(z @ w)
+    alpha = objective.alpha
+    return (r + np.sqrt(r * r + 2 * alpha * gap)) / alpha
+
+
+def suboptimality_bound(objective, w):
+    """Upper bound on ``f(w) - f*`` for any ``w >= 0``: ``gap + |r|^2 / (2 alpha)``."""
+    grad = objective.evaluate(w).grad
+    z = np.maximum(grad, 0.0)
+    r = float(np.linalg.norm(grad - z))
+    return float(z @ w) + r * r / (2 * objective.alpha)

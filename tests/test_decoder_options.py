@@ -1,0 +1,130 @@
+"""ConvexDecoder's solver settings: same optimum, warm starts, bounded memory."""
+
+import gc
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import InvalidParameterError
+
+from convexagg import ConvexAggregationClassifier, ConvexDecoder
+from convexagg.codes import one_vs_one
+
+FAST = {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32", "init": "subsample"}
+
+
+def synthetic_outputs(n, K, seed=0):
+    """One-vs-one outputs that carry class information, with label noise."""
+    rng = np.random.default_rng(seed)
+    code = one_vs_one(K)
+    y = rng.integers(0, K, size=n)
+    side = code[y]  # (n, M): +1 / -1 / 0 for the sample's class
+    signal = rng.uniform(0.5, 3.0, size=code.shape[1])  # classifier quality
+    margin = side * signal + rng.normal(size=side.shape)
+    flip = rng.random(n) < 0.1
+    margin[flip] = -margin[flip]
+    return 1 / (1 + np.exp(-margin)), y, code
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    return synthetic_outputs(6000, 6)
+
+
+@pytest.mark.parametrize("solver", ["paper", "mehrotra"])
+@pytest.mark.parametrize("newton", ["cg", "cholesky"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("init", ["paper", "subsample"])
+def test_every_setting_reaches_the_same_optimum(outputs, solver, newton, dtype, init):
+    Q, y, code = outputs
+    ref = ConvexDecoder(tol=1e-9, max_iter=200).fit(Q, y, code)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        dec = ConvexDecoder(tol=1e-7, solver=solver, newton=newton, dtype=dtype, init=init).fit(
+            Q, y, code
+        )
+    assert dec.converged_
+    assert abs(dec.objective_ - ref.objective_) <= 1e-6 * ref.objective_
+    np.testing.assert_allclose(dec.predict_proba(Q[:50]), ref.predict_proba(Q[:50]), atol=1e-4)
+
+
+def test_subsample_start_saves_full_data_iterations(outputs):
+    Q, y, code = outputs
+    cold = ConvexDecoder(solver="mehrotra", newton="cholesky").fit(Q, y, code)
+    warm = ConvexDecoder(solver="mehrotra", newton="cholesky", init="subsample").fit(Q, y, code)
+    assert warm.n_iter_ < cold.n_iter_
+    # below twice the subsample size the option does nothing
+    small = ConvexDecoder(init="subsample").fit(Q[:3000], y[:3000], code)
+    plain = ConvexDecoder().fit(Q[:3000], y[:3000], code)
+    np.testing.assert_array_equal(small.weights_, plain.weights_)
+
+
+@pytest.mark.parametrize("solver", ["paper", "mehrotra"])
+def test_warm_start_along_an_alpha_path(outputs, solver):
+    Q, y, code = outputs
+    dec = ConvexDecoder(alpha=1e-2, solver=solver, newton="cholesky", warm_start=True, tol=1e-6)
+    dec.fit(Q, y, code)
+    for alpha in (3e-3, 1e-3):
+        dec.set_params(alpha=alpha).fit(Q, y, code)
+        cold = ConvexDecoder(alpha=alpha, solver=solver, newton="cholesky", tol=1e-6)
+        cold.fit(Q, y, code)
+        assert dec.n_iter_ < cold.n_iter_
+        assert dec.objective_ == pytest.approx(cold.objective_, rel=1e-6)
+    # a different code: the previous weights do not fit, the fit starts afresh
+    Q3, y3, code3 = synthetic_outputs(500, 4, seed=1)
+    dec.fit(Q3, y3, code3)
+    assert dec.weights_.shape == (6,)
+
+
+@pytest.mark.parametrize("settings", [{}, FAST], ids=["paper", "fast"])
+def test_fit_memory_is_bounded_by_four_times_Q(settings):
+    """Issue 5, target 3: peak memory added by fit <= 4 Q.nbytes, no n x K x M tensor.
+
+    tracemalloc sees numpy's allocations (numpy reports them to it).
+    """
+    Q, y, code = synthetic_outputs(30000, 10, seed=2)  # Q: 30000 x 45 float64, 10.8 MB
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    ConvexDecoder(**settings).fit(Q, y, code)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    n, M = Q.shape
+    assert peak <= 4 * Q.nbytes
+    assert peak < n * code.shape[0] * M * 8 / 2
+
+
+def test_options_are_validated():
+    Q, y, code = synthetic_outputs(100, 3)
+    for bad in ({"solver": "newton"}, {"newton": "lu"}, {"dtype": "float16"}, {"init": "zeros"}):
+        with pytest.raises(InvalidParameterError):
+            ConvexDecoder(**bad).fit(Q, y, code)
+
+
+def test_classifier_passes_the_settings_on():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    clf = ConvexAggregationClassifier(tol=1e-8, **FAST).fit(X, y)
+    for key, value in FAST.items():
+        assert getattr(clf.decoder_, key) == value
+    ref = ConvexAggregationClassifier(tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X), atol=1e-3)
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "exponential"])
+def test_decision_function_is_minus_rho(outputs, loss):
+    from convexagg.losses import binary_losses
+    from convexagg.solvers import discrepancies, side_indicators, stack_losses
+
+    Q, y, code = outputs
+    dec = ConvexDecoder(loss=loss).fit(Q[:500], y[:500], code)
+    Q_new = Q[500:700].copy()
+    Q_new[:3] = np.array([0.0, 1.0, 0.5])[:, None]  # clipped at the same point as in fit
+    rho = discrepancies(
+        stack_losses(*binary_losses(Q_new, loss)), side_indicators(code), dec.weights_
+    )
+    np.testing.assert_allclose(dec.decision_function(Q_new), -rho, rtol=1e-12)
+    np.testing.assert_array_equal(Q_new[:3, 0], [0.0, 1.0, 0.5])  # the input is untouched
