@@ -155,11 +155,11 @@ def fit_dask(Q, y, code, alpha, tol, newton, max_iter=100):
 
 
 def fit_memory(Q, y, code, alpha, tol, newton):
-    from convexagg.losses import binary_losses
-    from convexagg.solvers import ConvexObjective, interior_point, stack_losses
+    """The in-memory fit as ``ConvexDecoder`` does it (``BlockedObjective``, Algorithm 1)."""
+    from convexagg.solvers import BlockedObjective, interior_point
 
     t = time.perf_counter()
-    objective = ConvexObjective(stack_losses(*binary_losses(Q)), code, y, alpha)
+    objective = BlockedObjective.from_outputs(Q, code, y, alpha)
     setup = time.perf_counter() - t
     t = time.perf_counter()
     result = interior_point(objective, tol=tol, newton=newton)
