@@ -180,8 +180,9 @@ class BlockedObjective:
         self._setup(code, y, alpha, dtype, chunk, Q.shape[0], l1)
         M = self.n_weights
         width = min(self.chunk, self.n_samples)
-        # the losses in Q's precision, clipped at its machine epsilon (as binary_losses)
-        work_dtype = Q.dtype if Q.dtype == np.float32 else np.float64
+        # the losses of Q's float64 values, as binary_losses computes them; only
+        # their storage (self.dtype) may be float32
+        work_dtype = np.float64
         QT_buf = np.empty((M, width), dtype=work_dtype)
         pair_buf = np.empty((2 * M, width), dtype=work_dtype)
         for cols in self._chunks():
