@@ -164,6 +164,23 @@ def test_decoder_fit_on_dask_equals_in_memory(client, monkeypatch):
     assert np.linalg.norm(exact.w - dec.weights_) <= bound
 
 
+@pytest.mark.parametrize(
+    "options, atol",
+    [
+        ({"solver": "mehrotra", "newton": "cholesky"}, 1e-8),
+        ({"penalty": "elasticnet", "alpha": 1e-2}, 1e-8),
+        # float32 products: the blocks accumulate in other chunks than in memory
+        ({"dtype": "float32"}, 1e-5),
+    ],
+)
+def test_decoder_options_on_dask_equal_in_memory(client, options, atol):
+    Q, y, code = _outputs(seed=9, n=800)
+    mem = ConvexDecoder(**options).fit(Q, y, code)
+    dec = ConvexDecoder(**options).fit(da.from_array(Q, chunks=(300, -1)), y, code)
+    assert dec.n_iter_ == mem.n_iter_ and dec.n_passes_ >= dec.n_iter_ + 1
+    np.testing.assert_allclose(dec.weights_, mem.weights_, rtol=0, atol=atol)
+
+
 def test_decoder_numpy_labels_and_margins(client):
     """A NumPy y is split like Q's rows; margin outputs with a margin loss."""
     Q, y, code = _outputs(seed=5, n=600)
@@ -213,6 +230,10 @@ def test_decoder_dask_errors_before_any_pass():
         ConvexDecoder().fit(Qd[:, :-1], y, code)
     with pytest.raises(ValueError, match="not defined for output"):
         ConvexDecoder(loss="hinge").fit(Qd, y, code)
+    with pytest.raises(ValueError, match="init='paper'"):
+        ConvexDecoder(init="subsample").fit(Qd, y, code)
+    with pytest.raises(ValueError, match="formulation='likelihood'"):
+        ConvexDecoder(formulation="large_margin").fit(Qd, y, code)
 
 
 def test_decoder_predict_on_dask_is_lazy_and_blockwise(client):

@@ -108,11 +108,14 @@ class ConvexDecoder(BaseDecoder):
     ``y`` as Dask arrays chunked by rows and never gathers ``Q``; each
     evaluation of the objective is one pass over the blocks that returns the
     partial sums of value, gradient and dense Hessian
-    (:class:`convexagg.solvers.chunked.DaskObjective`), so the interior point
-    takes one pass per Newton iteration (plus one per rejected line-search
-    trial; ``n_passes_`` counts them). The Newton steps are solved as in memory
-    (the Hessian-vector products read the cached Hessian), so the weights
-    equal those of the in-memory fit on the same data to rounding.
+    (:class:`convexagg.solvers.chunked.DaskObjective`), so both interior point
+    solvers take one pass per Newton iteration (plus one per rejected
+    line-search trial; ``n_passes_`` counts them). The Newton steps are solved
+    as in memory (the Hessian-vector products read the cached Hessian), so the
+    weights equal those of the in-memory fit on the same data to rounding
+    (``dtype="float32"``: to single-precision rounding, ~1e-6). ``solver``,
+    ``newton``, ``penalty`` and ``dtype`` apply; ``formulation`` must be
+    ``"likelihood"`` and ``init`` ``"paper"``.
     ``predict_proba``, ``decision_function`` and ``predict`` on a Dask array
     return lazy Dask arrays computed block by block.
 
@@ -402,16 +405,14 @@ class ConvexDecoder(BaseDecoder):
             name: value
             for name, value, default in [
                 ("formulation", self.formulation, "likelihood"),
-                ("penalty", self.penalty, "l2"),
                 ("init", self.init, "paper"),
-                ("dtype", self.dtype, "float64"),
             ]
             if value != default
         }
         if unsupported:
             raise ValueError(
-                "Dask arrays are fitted with formulation='likelihood', penalty='l2', "
-                f"init='paper' and dtype='float64' only; got {unsupported}."
+                "Dask arrays are fitted with formulation='likelihood' and init='paper' "
+                f"only; got {unsupported}."
             )
         if not is_dask_array(Q):  # a Dask y with in-memory Q: split Q like y
             Q = np.asarray(Q)
@@ -421,7 +422,10 @@ class ConvexDecoder(BaseDecoder):
             Q = da.from_array(Q, chunks=(y.chunks[0], -1))
         if not (np.issubdtype(Q.dtype, np.floating) or np.issubdtype(Q.dtype, np.integer)):
             raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.")
-        objective = DaskObjective(Q, y, code, self.alpha, loss=self.loss, output=output)
+        l2, l1 = penalty_strengths(self.alpha, self.penalty, self.l1_ratio)
+        objective = DaskObjective(
+            Q, y, code, l2, loss=self.loss, output=output, l1=l1, dtype=self.dtype
+        )
         result = self._solve(objective, code)  # a bad block raises here, before anything is set
         self.code_ = code
         self.output_ = output

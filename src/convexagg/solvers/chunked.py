@@ -1,22 +1,22 @@
 """The convex aggregation objective over row-chunked data: one pass per Newton iteration.
 
 The objective of the paper's problem (12) is a mean over samples plus the
-regulariser, so its value, gradient and Hessian are sums of per-block terms::
+penalty, so its value, gradient and Hessian are sums of per-block terms::
 
-    f(w)   = (1/n) sum_b n_b f_b(w)   + alpha/2 |w|^2
-    grad f = (1/n) sum_b n_b grad f_b + alpha w
+    f(w)   = (1/n) sum_b n_b f_b(w)   + alpha/2 |w|^2 + l1 sum(w)
+    grad f = (1/n) sum_b n_b grad f_b + alpha w       + l1
     hess f = (1/n) sum_b n_b hess f_b + alpha I
 
 where ``f_b`` is the mean negative log-likelihood of block ``b`` (``n_b`` rows).
 :func:`block_sums` computes the three ``n_b``-weighted terms of one block with
-the in-memory :class:`~convexagg.solvers.ConvexObjective` (built with
-``alpha=0``; no algebra is re-derived here), the losses computed from the
-block's ``Q`` inside the block (the ``n x 2M`` loss matrix of the whole data is
-never formed). :class:`DaskObjective` maps it over the row blocks of a Dask
-array and tree-reduces the partial sums in **one** Dask computation, adds the
-regulariser once, and returns a point that carries the dense Hessian. Its
-``hessian`` / ``hessp`` / ``hess_diag`` read that cached matrix, so
-:func:`~convexagg.solvers.interior_point` takes exactly one pass over the data
+the in-memory objective the decoder uses,
+:class:`~convexagg.solvers.BlockedObjective` (built with no penalty; no algebra
+is re-derived here), the losses computed from the block's ``Q`` inside the
+block (the loss matrix of the whole data is never formed). :class:`DaskObjective`
+maps it over the row blocks of a Dask array and tree-reduces the partial sums in
+**one** Dask computation, adds the penalty once, and returns a point that
+carries the dense Hessian. Its ``hessian`` / ``hessp`` / ``hess_diag`` read that
+cached matrix, so the interior point solvers take exactly one pass over the data
 per evaluation of ``f``: the start point, then one per line-search trial (the
 accepted trial of an iteration is the next iteration's point, so an iteration
 whose first trial is accepted costs one pass). ``n_passes`` counts them.
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._dask import aligned_labels, import_dask_array, row_blocks
-from ..losses import binary_losses, check_binary_outputs
-from .objective import ConvexObjective, stack_losses
+from ..losses import check_binary_outputs
+from .blocked import BlockedObjective
 
 __all__ = ["BlockSums", "ChunkedPoint", "DaskObjective", "block_sums"]
 
@@ -62,8 +62,8 @@ def _sum_blocks(*parts):
     return total
 
 
-def block_sums(Q, y, w, code, loss, output, with_hessian=True):
-    """Row sums of the unregularised objective's value, gradient and Hessian on one block.
+def block_sums(Q, y, w, code, loss, output, with_hessian=True, dtype=np.float64):
+    """Row sums of the unpenalised objective's value, gradient and Hessian on one block.
 
     Validates the block (``Q`` finite, probabilities in ``[0, 1]``; ``y`` valid
     class indices) and raises ``ValueError`` with the in-memory messages.
@@ -77,6 +77,9 @@ def block_sums(Q, y, w, code, loss, output, with_hessian=True):
     loss, output : str
         As in :func:`convexagg.losses.binary_losses`.
     with_hessian : bool, default=True
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Storage and product precision of the block's losses
+        (see :class:`~convexagg.solvers.BlockedObjective`).
 
     Returns
     -------
@@ -91,7 +94,9 @@ def block_sums(Q, y, w, code, loss, output, with_hessian=True):
             f"code); a block holds labels in [{y.min()}, {y.max()}]."
         )
     n = Q.shape[0]
-    objective = ConvexObjective(stack_losses(*binary_losses(Q, loss, output)), code, y, 0.0)
+    objective = BlockedObjective.from_outputs(
+        Q, code, y, 0.0, loss=loss, output=output, dtype=dtype
+    )
     point = objective.evaluate(w)
     hess = objective.hessian(point) * n if with_hessian else None
     return BlockSums(n, point.value * n, point.grad * n, hess)
@@ -131,6 +136,10 @@ class DaskObjective:
         L2 regularisation strength.
     loss, output : str
         As in :func:`convexagg.losses.binary_losses`.
+    l1 : float, default=0.0
+        Strength of an added ``l1 * sum(w)`` (linear on ``w >= 0``).
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the per-block losses and products.
     split_every : int, default=8
         Fan-in of the tree reduction of the partial sums (on the workers).
 
@@ -141,7 +150,19 @@ class DaskObjective:
         Passes over the data so far (one per ``evaluate`` / ``value``).
     """
 
-    def __init__(self, Q, y, code, alpha, loss="cross_entropy", output="proba", split_every=8):
+    def __init__(
+        self,
+        Q,
+        y,
+        code,
+        alpha,
+        loss="cross_entropy",
+        output="proba",
+        *,
+        l1=0.0,
+        dtype="float64",
+        split_every=8,
+    ):
         import_dask_array()
         import dask
 
@@ -160,6 +181,8 @@ class DaskObjective:
         self.n_weights = self.code.shape[1]
         self.n_classes = self.code.shape[0]
         self.alpha = float(alpha)
+        self.l1 = float(l1)
+        self.dtype = np.dtype(dtype)
         self.loss = loss
         self.output = output
         self.split_every = int(split_every)
@@ -177,7 +200,7 @@ class DaskObjective:
 
         block = dask.delayed(block_sums, pure=True)
         parts = [
-            block(q, yb, w, self._code, self.loss, self.output, with_hessian)
+            block(q, yb, w, self._code, self.loss, self.output, with_hessian, self.dtype)
             for q, yb in self._blocks
         ]
         reduce = dask.delayed(_sum_blocks, pure=True)
@@ -195,8 +218,8 @@ class DaskObjective:
         w = np.asarray(w, dtype=np.float64)
         total = self._pass(w, with_hessian)
         n, alpha = self.n_samples, self.alpha
-        value = total.value / n + 0.5 * alpha * (w @ w)
-        grad = total.grad / n + alpha * w
+        value = total.value / n + 0.5 * alpha * (w @ w) + self.l1 * np.sum(w)
+        grad = total.grad / n + alpha * w + self.l1
         hess = None
         if with_hessian:
             hess = total.hess / n
