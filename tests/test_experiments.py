@@ -23,9 +23,7 @@ from convexagg.experiments.protocol import Protocol, make_split
 from convexagg.experiments.runner import ROW_KEYS, RunConfig, plan, read_csv, run, write_csv
 from convexagg.experiments.tables import load_paper_results, render_all
 
-SMALL = Protocol(
-    c_grid=(0.5, 2.0), msvm_grid=(1.0, 100.0), lmr_n_lambdas=3, ecoc_candidates=20
-)
+SMALL = Protocol(c_grid=(0.5, 2.0), msvm_grid=(1.0, 100.0), lmr_n_lambdas=3, ecoc_candidates=20)
 METHODS = ["msvm", "lmr", "loss_based", "convex"]
 CODES = ["ovo", "ovr", "ecoc"]
 
