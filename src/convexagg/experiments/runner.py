@@ -136,7 +136,12 @@ def code_matrix(cache, dataset, code_name, n_classes, protocol):
 
 
 def plan(cfg, datasets_info=None):
-    """Tasks still to do, largest first, and the number already finished."""
+    """Tasks still to do and the number of method results already finished.
+
+    Split by split (every data set's first split, then the second, ...), the largest
+    task first within a split: an interrupted run leaves every data set with the
+    same number of finished splits, and the pool stays busy to the end.
+    """
     tasks, done = [], 0
     for name in cfg.datasets:
         if datasets_info is not None:
@@ -168,7 +173,7 @@ def plan(cfg, datasets_info=None):
                     tasks.append(
                         Task("direct", name, rep, "", "", (m,), n_samples * n_classes * 20)
                     )
-    tasks.sort(key=lambda t: -t.cost)
+    tasks.sort(key=lambda t: (t.rep, -t.cost))
     return tasks, done
 
 
