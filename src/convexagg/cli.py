@@ -80,6 +80,13 @@ def build_parser():
         action="store_true",
         help="Fig. 5 with K in 3,5,10,20, 2 runs and 300 test points per class",
     )
+    fig.add_argument(
+        "--ks",
+        type=lambda t: [int(k) for k in _csv_list(t)],
+        default=None,
+        help="Fig. 5 class counts (default 3,5,10,15,20,30,40,50)",
+    )
+    fig.add_argument("--runs", type=int, default=None, help="Fig. 5 runs per K (default 20)")
     fig.add_argument("--jobs", type=int, default=1)
     fig.add_argument("--no-progress", action="store_true")
     return parser
@@ -151,6 +158,8 @@ def _figures(args):
         args.out,
         data_dir=resolve_data_dir(args.data_dir),
         quick=args.quick,
+        ks=args.ks,
+        runs=args.runs,
         jobs=args.jobs,
         progress=not args.no_progress,
     )
