@@ -277,3 +277,23 @@ def test_figures_are_written(data_dir, tmp_path):
         "fig5_accuracy_vs_classes.png",
     ):
         assert (out / name).stat().st_size > 1000
+
+
+def test_loss_based_method_matches_the_spec_oracles():
+    """Spec section 4.2 oracles 1-2, and don't-care entries counting exp(0) = 1."""
+    from convexagg.codes import one_vs_one, one_vs_rest
+    from convexagg.experiments.methods import MethodContext, make_decoder
+
+    ctx = MethodContext("x", "logreg", 3, 3)
+    for code, q, expected in [
+        (one_vs_one(3), [0.9, 0.8, 0.3], [0.4124116407, 0.2671986124, 0.3203897469]),
+        (one_vs_rest(3), [0.7, 0.4, 0.1], [0.4027628479, 0.3294241358, 0.2678130163]),
+    ]:
+        Q = np.array([q] * 3)
+        dec = make_decoder("loss_based", ctx).fit(Q, np.arange(3), code)
+        assert np.allclose(dec.predict_proba(Q[:1]), expected, atol=1e-9)
+    # A sparse code: class 2 has a zero, so its discrepancy is (d + d + 1) / 3.
+    code = np.array([[1, 1, 1], [-1, 1, -1], [0, -1, 1]])
+    Q = np.array([[0.5, 0.5, 0.5]] * 3)
+    dec = make_decoder("loss_based", ctx).fit(Q, np.arange(3), code)
+    assert np.allclose(dec.predict_proba(Q[:1]), 1 / 3)

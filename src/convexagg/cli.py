@@ -71,6 +71,11 @@ def build_parser():
         help="random codes drawn for sparse ECOC (paper: 20000)",
     )
     rep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rep.add_argument(
+        "--tables-only",
+        action="store_true",
+        help="compute nothing: write the CSV and tables from what is cached",
+    )
 
     fig = sub.add_parser("figures", help="the paper's Figs. 3-5 as PNG files")
     fig.add_argument("--out", default="out/figures", help="output folder (default: out/figures)")
@@ -98,7 +103,7 @@ def _reproduce(args):
     from .datasets import resolve_data_dir
     from .experiments.methods import DEFAULT_METHODS, available_methods
     from .experiments.protocol import Protocol
-    from .experiments.runner import RunConfig, run, write_csv
+    from .experiments.runner import RunConfig, collect_rows, run, write_csv
     from .experiments.tables import render_all
 
     data_dir = resolve_data_dir(args.data_dir)
@@ -137,7 +142,10 @@ def _reproduce(args):
         jobs=args.jobs,
         protocol=Protocol(seed=args.seed, ecoc_candidates=args.ecoc_candidates),
     )
-    rows, errors = run(cfg, progress=not args.no_progress)
+    if args.tables_only:
+        rows, errors = collect_rows(cfg), []
+    else:
+        rows, errors = run(cfg, progress=not args.no_progress)
     out = Path(args.out)
     write_csv(rows, out / "results.csv")
     tables = render_all(rows, datasets, args.codes, methods, args.base, args.reps)

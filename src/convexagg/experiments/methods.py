@@ -44,8 +44,11 @@ class MethodContext:
 
 
 class _EqualWeightsExponential(ConvexDecoder):
-    """Loss-based decoding as the paper defines it: the convex model with every
-    weight fixed at ``1/M`` and the exponential discrepancy (paper section 5.1).
+    """Loss-based decoding as the paper defines it (section 5.1, eq. 6): every weight
+    ``1/M``, the exponential discrepancy ``exp(-c (q - 1/2))``, and ``exp(0) = 1`` for
+    a don't-care entry (``c = 0``) -- unlike the convex model, whose discrepancies
+    are 0 there; it matters for sparse codes, whose codewords differ in their number
+    of zeros.
 
     Only used while :class:`convexagg.decoders.LossBasedDecoder` is not available.
     """
@@ -58,6 +61,10 @@ class _EqualWeightsExponential(ConvexDecoder):
         self.weights_ = np.full(self.code_.shape[1], 1.0 / self.code_.shape[1])
         self.n_iter_ = 0
         return self
+
+    def decision_function(self, Q):
+        dont_care = (self.code_ == 0).sum(axis=1) / self.code_.shape[1]
+        return super().decision_function(Q) - dont_care[None, :]
 
 
 def _loss_based(ctx):

@@ -1,7 +1,7 @@
 """Markdown tables shaped like the paper's (section 5.3), the published value beside
 each measured one.
 
-A cell reads ``0.842 (0.007) | 0.844 (0.007)``: measured mean (standard deviation
+A cell reads ``0.842 (0.007) / 0.844 (0.007)``: measured mean (standard deviation
 over splits), then the paper's. ``†`` marks accuracy / MSE cells where the two
 means differ by more than one standard deviation (the paper's, or the measured one
 where the paper gives none); ``n=7`` says a cell has fewer splits than asked for.
@@ -109,7 +109,7 @@ def _cell(summary, paper, dataset, code, method, metric, table, reps, digits=3, 
     if measured and measured[2] < reps:
         text += f" n={measured[2]}"
     if published is not None:
-        text += " | " + _fmt(*published, digits=digits)
+        text += " / " + _fmt(*published, digits=digits)
         if flag and _flag(measured, published):
             text += " †"
     return text
@@ -233,7 +233,7 @@ def render_all(rows, datasets, codes, methods, base, reps):
     family = "rbf" if base == "rbfsvm" else "linear"
     kind = "RBF-kernel SVM + Platt" if family == "rbf" else "linear"
     parts = [
-        f"Cells: measured mean (std over splits) | paper's mean (std). Base learners: {kind} "
+        f"Cells: measured mean (std over splits) / paper's mean (std). Base learners: {kind} "
         f"(`--base {base}`). † = differs from the paper by more than one standard deviation; "
         f"n=k = only k of {reps} splits finished.",
         "",
