@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -159,7 +160,11 @@ def make_split(dataset, rep, protocol):
     y = encoder.transform(dataset.y)
     rs = np.random.SeedSequence([protocol.seed, rep]).generate_state(2)
     folds = StratifiedKFold(protocol.n_folds, shuffle=True, random_state=int(rs[0] % 2**31))
-    train, test = next(folds.split(dataset.X, y))
+    with warnings.catch_warnings():
+        # A class with fewer members than folds (glass: 9) is simply absent from some
+        # test parts; it is always in the training part.
+        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+        train, test = next(folds.split(dataset.X, y))
     _, val = train_test_split(
         np.arange(train.size),
         test_size=protocol.val_fraction,
