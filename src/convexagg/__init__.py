@@ -8,15 +8,27 @@ solvers) -> estimators (scikit-learn API).
 """
 
 from .codes import make_code
-from .decoders import ConvexDecoder
+from .decoders import (
+    BradleyTerryDecoder,
+    ConvexDecoder,
+    HammingDecoder,
+    LossBasedDecoder,
+    PairwiseCouplingDecoder,
+    WMAPDecoder,
+)
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BradleyTerryDecoder",
     "CodeMatrixClassifier",
     "ConvexAggregationClassifier",
     "ConvexDecoder",
+    "HammingDecoder",
+    "LossBasedDecoder",
+    "PairwiseCouplingDecoder",
+    "WMAPDecoder",
     "__version__",
     "make_code",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import check_cv
@@ -188,6 +189,62 @@ default="ovo"
         self.estimators_ = estimators
         self.binary_output_ = output
         self.decoder_ = decoder
+        return self
+
+    def fit_decoder(self, X, y):
+        """Refit only the decoder, on the binaries already trained.
+
+        Swap the aggregation method of a fitted classifier without retraining
+        its binary classifiers, so that decoders can be compared on identical
+        binaries::
+
+            clf.set_params(decoder=BradleyTerryDecoder()).fit_decoder(X, y)
+
+        The current ``decoder`` parameter (for
+        :class:`ConvexAggregationClassifier`, its ``alpha`` / ``loss`` / ...)
+        is cloned and fitted on the binary outputs of ``X`` chosen by ``cv`` as
+        in :meth:`fit`: those of ``estimators_`` (``cv=None`` or ``"prefit"``),
+        or out-of-fold outputs (``cv`` a splitter: fold models are trained for
+        the outputs, ``estimators_`` stay as they are). ``estimators_``,
+        ``code_matrix_`` and ``classes_`` are not changed.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Normally the data ``fit`` was called with.
+        y : array-like of shape (n_samples,)
+            Labels, all among ``classes_``.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self)
+        self._validate_params()
+        X = self._validate_X(X, reset=False)
+        y = column_or_1d(y, warn=True)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}.")
+        unknown = np.setdiff1d(y, self.classes_)
+        if unknown.size:
+            raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
+        y_enc = np.searchsorted(self.classes_, y)
+        if self.cv is None or self.cv == "prefit":
+            Q = predict_binaries(self.estimators_, X, self.binary_output_, n_jobs=self.n_jobs)
+        else:
+            cv = check_cv(self.cv, y_enc, classifier=True)
+            Q = out_of_fold_outputs(
+                self._base_estimator(),
+                X,
+                y_enc,
+                self.code_matrix_,
+                cv,
+                self.binary_output_,
+                n_jobs=self.n_jobs,
+            )
+        self.decoder_ = self._make_decoder().fit(
+            Q, y_enc, self.code_matrix_, output=self.binary_output_
+        )
         return self
 
     def predict_binary_proba(self, X):

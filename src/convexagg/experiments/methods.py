@@ -16,9 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..decoders import ConvexDecoder
+from ..decoders import (
+    BradleyTerryDecoder,
+    ConvexDecoder,
+    HammingDecoder,
+    LossBasedDecoder,
+    PairwiseCouplingDecoder,
+    WMAPDecoder,
+)
 from .direct import DIRECT_METHODS
 
 __all__ = [
@@ -43,50 +48,19 @@ class MethodContext:
     alpha: float = 1e-4
 
 
-class _EqualWeightsExponential(ConvexDecoder):
-    """Loss-based decoding as the paper defines it (section 5.1, eq. 6): every weight
-    ``1/M``, the exponential discrepancy ``exp(-c (q - 1/2))``, and ``exp(0) = 1`` for
-    a don't-care entry (``c = 0``) -- unlike the convex model, whose discrepancies
-    are 0 there; it matters for sparse codes, whose codewords differ in their number
-    of zeros.
-
-    Only used while :class:`convexagg.decoders.LossBasedDecoder` is not available.
-    """
-
-    def __init__(self):
-        super().__init__(loss="exponential")
-
-    def fit(self, Q, y, code, output="proba"):
-        self._validate_fit(Q, y, code, output)
-        self.weights_ = np.full(self.code_.shape[1], 1.0 / self.code_.shape[1])
-        self.n_iter_ = 0
-        return self
-
-    def decision_function(self, Q):
-        dont_care = (self.code_ == 0).sum(axis=1) / self.code_.shape[1]
-        return super().decision_function(Q) - dont_care[None, :]
-
-
 def _loss_based(ctx):
-    try:
-        from ..decoders import LossBasedDecoder
-    except ImportError:
-        return _EqualWeightsExponential()
-    return LossBasedDecoder()
+    # exp(-c (q - 1/2)) averaged over all M columns, exp(0) = 1 for a don't-care entry
+    return LossBasedDecoder(loss="exponential", dont_care="loss_at_zero", average=True)
 
 
 def _gbtm(ctx):
-    from ..decoders import BradleyTerryDecoder
-
-    return BradleyTerryDecoder()
+    return BradleyTerryDecoder(weights="uniform")  # the paper: WMAP with uniform weights
 
 
 def _wmap(ctx):
-    from ..decoders import WMAPDecoder
-
     if ctx.dataset in WMAP_LEARNED:
-        return WMAPDecoder(learn_weights=True)
-    return WMAPDecoder()
+        return WMAPDecoder(weights="learned")
+    return WMAPDecoder(weights="n_samples")  # fixed N_j / sum N_j, as the paper did
 
 
 def _convex(ctx):
@@ -94,14 +68,10 @@ def _convex(ctx):
 
 
 def _hamming(ctx):
-    from ..decoders import HammingDecoder
-
     return HammingDecoder()
 
 
 def _pairwise_coupling(ctx):
-    from ..decoders import PairwiseCouplingDecoder
-
     return PairwiseCouplingDecoder()
 
 
@@ -124,13 +94,5 @@ def make_decoder(name, ctx):
 
 
 def available_methods():
-    """Names whose implementation can be imported now."""
-    names = list(DIRECT_METHODS)
-    ctx = MethodContext("probe", "logreg", 3, 3)
-    for name in AGGREGATION_METHODS:
-        try:
-            make_decoder(name, ctx)
-        except ImportError:
-            continue
-        names.append(name)
-    return names
+    """Every method name: the direct ones, then the aggregation ones."""
+    return [*DIRECT_METHODS, *AGGREGATION_METHODS]
