@@ -297,3 +297,16 @@ def test_loss_based_method_matches_the_spec_oracles():
     Q = np.array([[0.5, 0.5, 0.5]] * 3)
     dec = make_decoder("loss_based", ctx).fit(Q, np.arange(3), code)
     assert np.allclose(dec.predict_proba(Q[:1]), 1 / 3)
+
+
+def test_one_failing_method_keeps_the_others(data_dir, tmp_path, monkeypatch):
+    from convexagg.experiments import methods
+
+    def broken(ctx):
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setitem(methods.AGGREGATION_METHODS, "gbtm", broken)
+    cfg = config(data_dir, tmp_path / "out", codes=["ovr"], methods=["gbtm", "convex"], reps=1)
+    rows, errors = run(cfg, progress=False, log=lambda s: None)
+    assert [r["method"] for r in rows] == ["convex"]
+    assert len(errors) == 1 and "method gbtm" in errors[0][1] and "Singular" in errors[0][1]

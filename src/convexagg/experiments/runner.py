@@ -223,24 +223,42 @@ def _run_agg(task, cfg):
         "binary_seconds": float(data["binary_seconds"]),
         "median_log2_C": float(np.nanmedian(np.log2(Cs))) if np.isfinite(Cs).any() else np.nan,
     }
+    failures = []
     for method in task.methods:
-        decoder = make_decoder(method, ctx)
-        start = time.perf_counter()
-        decoder.fit(data["Q_train"], data["y_train"], data["code"], output="proba")
-        fit_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        proba = decoder.predict_proba(data["Q_test"])
-        predict_seconds = time.perf_counter() - start
-        row = metrics(data["y_test"], proba)
+        # One method failing must not cost the others their results.
+        try:
+            row = _apply_decoder(method, ctx, data)
+        except Exception:  # noqa: BLE001 - reported by run()
+            failures.append(f"method {method}:\n{traceback.format_exc()}")
+            continue
         row.update(common)
-        row.update(
-            fit_seconds=fit_seconds,
-            predict_seconds=predict_seconds,
-            n_iter=float(getattr(decoder, "n_iter_", np.nan)),
-            alpha=ctx.alpha if method == "convex" else np.nan,
-        )
         path = _agg_dir(cfg.cache, task.dataset, task.base, task.code, task.rep) / f"{method}.json"
         _write_json(path, row)
+    if failures:
+        raise _MethodFailures("\n".join(failures))
+
+
+class _MethodFailures(RuntimeError):
+    """Some methods of a task failed; the others' results were written."""
+
+
+def _apply_decoder(method, ctx, data):
+    """Fit one aggregation method on the training outputs, score it on the test outputs."""
+    decoder = make_decoder(method, ctx)
+    start = time.perf_counter()
+    decoder.fit(data["Q_train"], data["y_train"], data["code"], output="proba")
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    proba = decoder.predict_proba(data["Q_test"])
+    predict_seconds = time.perf_counter() - start
+    row = metrics(data["y_test"], proba)
+    row.update(
+        fit_seconds=fit_seconds,
+        predict_seconds=predict_seconds,
+        n_iter=float(getattr(decoder, "n_iter_", np.nan)),
+        alpha=ctx.alpha if method == "convex" else np.nan,
+    )
+    return row
 
 
 def _run_direct(task, cfg):
@@ -266,6 +284,8 @@ def _execute(task, cfg, single_thread):
                 (_run_agg if task.kind == "agg" else _run_direct)(task, cfg)
         else:
             (_run_agg if task.kind == "agg" else _run_direct)(task, cfg)
+    except _MethodFailures as exc:
+        return task, time.perf_counter() - start, str(exc)
     except Exception:  # noqa: BLE001 - reported to the user by run()
         return task, time.perf_counter() - start, traceback.format_exc()
     return task, time.perf_counter() - start, None
