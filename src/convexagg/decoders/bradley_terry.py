@@ -239,6 +239,22 @@ def team_hessian(R, code, weights, P, prior=0.0):
     return H
 
 
+def _solve_rows(H, g):
+    """``H^-1 g`` row by row; NaN for a row whose ``H`` is exactly singular (several
+    ``p_k`` at the ``e^-300`` floor, seen with sparse codes), which then takes the
+    ``|H|^-1`` route of :func:`_newton_polish`."""
+    try:
+        return np.linalg.solve(H, g[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        out = np.full_like(g, np.nan)
+        for i in range(H.shape[0]):
+            try:
+                out[i] = np.linalg.solve(H[i], g[i])
+            except np.linalg.LinAlgError:
+                pass
+        return out
+
+
 def _newton_polish(R, code, v, prior, P, tol, max_steps=100):
     """Finish rows of the fixed point by damped Newton steps in ``theta`` (batched).
 
@@ -266,7 +282,7 @@ def _newton_polish(R, code, v, prior, P, tol, max_steps=100):
             H = team_hessian(Rt, code, v, Pt, prior) + 1.0 / K
             finite = np.isfinite(H).all(axis=(1, 2))
             H[~finite] = np.eye(K)  # overflowing curvature (tiny p): gradient step
-            d = -np.linalg.solve(H, gt[:, :, None])[:, :, 0]
+            d = -_solve_rows(H, gt)
             slope = (gt * d).sum(axis=1)
             uphill = np.flatnonzero(~(slope < 0) | ~np.isfinite(d).all(axis=1))
             if uphill.size:
