@@ -4,7 +4,10 @@ Reference implementation of Park, Hwang & Choi, "Convex Optimization for Binary
 Classifier Aggregation in Multiclass Problems" (SDM 2014).
 
 Architecture: codes (encode) -> binary (train) -> decoders (aggregate, using
-solvers) -> estimators (scikit-learn API).
+solvers) -> estimators (scikit-learn API). The paper's sections 4 and 5.1:
+``ConvexDecoder(formulation="large_margin" | "stiffness")``,
+:func:`generalization_bound` (Proposition 2), :func:`regularization_path` and
+:class:`ConvexAggregationClassifierCV`.
 """
 
 from .codes import make_code
@@ -17,6 +20,9 @@ from .decoders import (
     WMAPDecoder,
 )
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
+from .model_selection import ConvexAggregationClassifierCV
+from .path import RegularizationPath, regularization_path
+from .theory import GeneralizationBound, generalization_bound
 
 __version__ = "0.1.0"
 
@@ -24,11 +30,16 @@ __all__ = [
     "BradleyTerryDecoder",
     "CodeMatrixClassifier",
     "ConvexAggregationClassifier",
+    "ConvexAggregationClassifierCV",
     "ConvexDecoder",
+    "GeneralizationBound",
     "HammingDecoder",
     "LossBasedDecoder",
     "PairwiseCouplingDecoder",
+    "RegularizationPath",
     "WMAPDecoder",
     "__version__",
+    "generalization_bound",
     "make_code",
+    "regularization_path",
 ]

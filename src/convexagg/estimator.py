@@ -23,6 +23,7 @@ from .binary import (
 )
 from .codes import CODE_NAMES, make_code
 from .decoders import ConvexDecoder
+from .decoders.convex import PENALTIES
 from .losses import LOSSES
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
@@ -287,8 +288,12 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     """The paper's method as one estimator: binaries plus :class:`ConvexDecoder`.
 
     Equivalent to ``CodeMatrixClassifier(estimator, code=code,
-    decoder=ConvexDecoder(alpha, loss, tol, max_iter), ...)`` with the decoder's
-    parameters exposed for grid searches.
+    decoder=ConvexDecoder(alpha, loss, tol, max_iter, penalty=penalty,
+    l1_ratio=l1_ratio), ...)`` with the decoder's parameters exposed for grid
+    searches. The paper's other training criteria (large margin, stiffness) are
+    ``CodeMatrixClassifier(decoder=ConvexDecoder(formulation=...))``; to choose
+    ``alpha`` by cross-validation, see
+    :class:`~convexagg.model_selection.ConvexAggregationClassifierCV`.
 
     Parameters
     ----------
@@ -296,10 +301,17 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         Binary learner (``LogisticRegression()`` when None).
     code : str or array-like, default="ovo"
     alpha : float, default=1e-4
-        L2 regularisation of the aggregation weights (the paper's lambda).
+        Regularisation of the aggregation weights (the paper's lambda): the
+        penalty is ``alpha/2 |w|^2`` for ``penalty="l2"`` (paper eq. 12),
+        ``alpha sum(w)`` for ``"l1"``, and ``alpha (l1_ratio sum(w) +
+        (1 - l1_ratio)/2 |w|^2)`` for ``"elasticnet"``.
     loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
     tol : float, default=1e-4
     max_iter : int, default=100
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        With ``w >= 0`` the L1 term is linear and the same interior point solves it.
+    l1_ratio : float, default=0.5
+        L1 share for ``penalty="elasticnet"``, in ``[0, 1]``.
     cv : int, cross-validation generator, iterable, "prefit" or None, default=None
     n_jobs : int, default=None
     random_state : int, RandomState instance or None, default=None
@@ -329,6 +341,8 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         "loss": [StrOptions(set(LOSSES))],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "penalty": [StrOptions(set(PENALTIES))],
+        "l1_ratio": [Interval(Real, 0, 1, closed="both")],
     }
 
     def __init__(
@@ -343,6 +357,8 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         cv=None,
         n_jobs=None,
         random_state=None,
+        penalty="l2",
+        l1_ratio=0.5,
     ):
         self.estimator = estimator
         self.code = code
@@ -353,9 +369,18 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.cv = cv
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
 
     def _make_decoder(self):
-        return ConvexDecoder(alpha=self.alpha, loss=self.loss, tol=self.tol, max_iter=self.max_iter)
+        return ConvexDecoder(
+            alpha=self.alpha,
+            loss=self.loss,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            penalty=self.penalty,
+            l1_ratio=self.l1_ratio,
+        )
 
     @property
     def weights_(self):

@@ -25,6 +25,7 @@ from ..binary import fit_binaries, predict_binaries
 from ..codes import make_code, sparse_random
 from ..datasets import load_dataset, make_broken_classifier_outputs, make_gaussian_classes
 from ..decoders import ConvexDecoder
+from ..path import regularization_path
 from ..solvers import discrepancies, side_indicators, stack_losses
 from .methods import MethodContext, make_decoder
 from .protocol import Protocol, fit_tuned_binaries, make_split
@@ -45,35 +46,6 @@ def _pyplot():
 # ----------------------------------------------------------------------------- Fig. 3
 
 
-def _regularization_path(Q, y, code, alphas, Q_val=None, y_val=None):
-    try:
-        from ..path import regularization_path
-    except ImportError:  # before convexagg.path exists: the same path, one fit per alpha
-        weights, train_acc, val_acc, n_iter = [], [], [], []
-        for a in alphas:
-            dec = ConvexDecoder(alpha=a).fit(Q, y, code)
-            weights.append(dec.weights_)
-            train_acc.append(np.mean(dec.predict(Q) == y))
-            n_iter.append(dec.n_iter_)
-            if Q_val is not None:
-                val_acc.append(np.mean(dec.predict(Q_val) == y_val))
-        return {
-            "alphas": np.asarray(alphas),
-            "weights": np.array(weights),
-            "train_accuracy": np.array(train_acc),
-            "val_accuracy": np.array(val_acc) if Q_val is not None else None,
-            "n_iter": np.array(n_iter),
-        }
-    path = regularization_path(Q, y, code, alphas, Q_val=Q_val, y_val=y_val)
-    return {
-        "alphas": np.asarray(path.alphas),
-        "weights": np.asarray(path.weights),
-        "train_accuracy": np.asarray(path.train_accuracy),
-        "val_accuracy": None if path.val_accuracy is None else np.asarray(path.val_accuracy),
-        "n_iter": np.asarray(path.n_iter),
-    }
-
-
 def figure3(out_dir, data_dir=None, alphas=None, ecoc_candidates=20000):
     """Regularisation path on vowel (sparse ECOC, linear SVM + Platt binaries)."""
     try:
@@ -85,7 +57,16 @@ def figure3(out_dir, data_dir=None, alphas=None, ecoc_candidates=20000):
     K = split.classes.size
     code = sparse_random(K, n_candidates=ecoc_candidates, random_state=0)
     Q_train, Q_test, _ = fit_tuned_binaries("linsvm", split, code, Protocol())
-    path = _regularization_path(Q_train, split.y_train, code, alphas, Q_test, split.y_test)
+    result = regularization_path(
+        Q_train, split.y_train, code, alphas, Q_val=Q_test, y_val=split.y_test
+    )
+    path = {
+        "alphas": np.asarray(result.alphas),
+        "weights": np.asarray(result.weights),
+        "train_accuracy": np.asarray(result.train_accuracy),
+        "val_accuracy": None if result.val_accuracy is None else np.asarray(result.val_accuracy),
+        "n_iter": np.asarray(result.n_iter),
+    }
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.0))

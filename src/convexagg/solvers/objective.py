@@ -79,9 +79,15 @@ class ConvexObjective:
         Integer class indices in ``0..n_classes-1``.
     alpha : float
         L2 regularisation strength (the paper's lambda).
+    l1 : float, default=0.0
+        Strength ``beta`` of an added L1 term ``beta * sum(w)``. On ``w >= 0`` it
+        is linear: it adds ``beta`` to every gradient entry and nothing to the
+        Hessian, so the same interior point solves the L1 and elastic-net
+        variants (the penalty the authors' earlier work used).
     """
 
-    def __init__(self, L, code, y, alpha):
+    def __init__(self, L, code, y, alpha, l1=0.0):
+        self.l1 = float(l1)
         self.L = L
         self.ET = side_indicators(code)
         self.y = np.asarray(y, dtype=np.intp)
@@ -106,10 +112,14 @@ class ConvexObjective:
         neg = -rho
         lse = logsumexp(neg, axis=1)
         value = np.mean(rho[self._rows, self.y] + lse) + 0.5 * self.alpha * (w @ w)
+        if self.l1:
+            value += self.l1 * np.sum(w)
         P = np.exp(neg - lse[:, None])
         R = -P
         R[self._rows, self.y] += 1.0
         grad = self._project(R) / self.n_samples + self.alpha * w
+        if self.l1:
+            grad += self.l1
         return Point(w=w, value=float(value), grad=grad, P=P)
 
     def value(self, w):

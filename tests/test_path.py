@@ -1,0 +1,62 @@
+"""Regularisation paths (paper section 5.1, Fig. 3)."""
+
+import numpy as np
+import pytest
+
+from convexagg import ConvexDecoder, regularization_path
+from convexagg.datasets import make_broken_classifier_outputs
+
+
+@pytest.fixture(scope="module")
+def data():
+    Q, y, code = make_broken_classifier_outputs(n_per_class=40, random_state=0)
+    Q_val, y_val, _ = make_broken_classifier_outputs(n_per_class=40, random_state=1)
+    return Q, y, code, Q_val, y_val
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1", "elasticnet"])
+def test_path_endpoints_match_separate_fits(data, penalty):
+    Q, y, code, _, _ = data
+    alphas = [1e-5, 1.0, 1e-3, 1e-1]  # any order in, decreasing out
+    path = regularization_path(Q, y, code, alphas, tol=1e-9, penalty=penalty, l1_ratio=0.3)
+    np.testing.assert_array_equal(path.alphas, [1.0, 1e-1, 1e-3, 1e-5])
+    assert path.converged.all()
+    for j in (0, -1):
+        dec = ConvexDecoder(alpha=path.alphas[j], tol=1e-9, penalty=penalty, l1_ratio=0.3)
+        dec.fit(Q, y, code)
+        assert path.objective[j] == pytest.approx(dec.objective_, rel=1e-9)
+        np.testing.assert_allclose(path.weights[j], dec.weights_, rtol=1e-5, atol=1e-7)
+        assert path.train_accuracy[j] == np.mean(dec.predict(Q) == y)
+
+
+def test_path_scores_and_shapes(data):
+    Q, y, code, Q_val, y_val = data
+    path = regularization_path(Q, y, code, np.logspace(-4, 0, 5), Q_val=Q_val, y_val=y_val)
+    assert path.weights.shape == (5, 3) and (path.weights >= 0).all()
+    for field in ("train_accuracy", "val_accuracy", "n_iter", "train_log_loss", "val_log_loss"):
+        assert getattr(path, field).shape == (5,)
+    dec = ConvexDecoder(alpha=1e-4).fit(Q, y, code)
+    P = dec.predict_proba(Q_val)
+    assert path.val_log_loss[-1] == pytest.approx(
+        -np.mean(np.log(P[np.arange(len(y_val)), y_val])), rel=1e-3
+    )
+    assert path.val_accuracy[-1] == pytest.approx(np.mean(dec.predict(Q_val) == y_val), abs=0.01)
+    # weaker regularisation: larger weights, better training likelihood
+    assert np.all(np.diff(np.linalg.norm(path.weights, axis=1)) > 0)
+    assert np.all(np.diff(path.train_log_loss) < 0)
+    no_val = regularization_path(Q, y, code, [1e-2])
+    assert no_val.val_accuracy is None and no_val.val_log_loss is None
+    with pytest.raises(ValueError, match="together"):
+        regularization_path(Q, y, code, [1e-2], Q_val=Q_val)
+    with pytest.raises(ValueError, match="alphas"):
+        regularization_path(Q, y, code, [-1.0])
+
+
+def test_warm_starts_save_iterations(data):
+    Q, y, code, _, _ = data
+    alphas = np.logspace(-6, 0, 13)
+    warm = regularization_path(Q, y, code, alphas)
+    cold = regularization_path(Q, y, code, alphas, warm_start=False)
+    assert warm.converged.all() and cold.converged.all()
+    assert warm.n_iter.sum() < 0.6 * cold.n_iter.sum()
+    np.testing.assert_allclose(warm.objective, cold.objective, rtol=1e-4)
