@@ -341,29 +341,22 @@ def collect_rows(cfg):
 
 
 def write_csv(rows, path):
+    """One line per (split, method), columns :data:`ROW_KEYS`; NaN as an empty field."""
     import csv
+    import io
 
     def fmt(v):
         if isinstance(v, float):
             return "" if np.isnan(v) else repr(v)
         return v
 
-    def write(handle):
-        text = _TextAdapter(handle)
-        w = csv.DictWriter(text, fieldnames=ROW_KEYS, lineterminator="\n")
-        w.writeheader()
-        for row in rows:
-            w.writerow({k: fmt(row[k]) for k in ROW_KEYS})
-
-    _atomic_write(path, write)
-
-
-class _TextAdapter:
-    def __init__(self, handle):
-        self.handle = handle
-
-    def write(self, s):
-        return self.handle.write(s.encode())
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=ROW_KEYS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: fmt(row[k]) for k in ROW_KEYS})
+    data = text.getvalue().encode()
+    _atomic_write(path, lambda h: h.write(data))
 
 
 def read_csv(path):
