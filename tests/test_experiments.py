@@ -310,3 +310,14 @@ def test_one_failing_method_keeps_the_others(data_dir, tmp_path, monkeypatch):
     rows, errors = run(cfg, progress=False, log=lambda s: None)
     assert [r["method"] for r in rows] == ["convex"]
     assert len(errors) == 1 and "method gbtm" in errors[0][1] and "Singular" in errors[0][1]
+
+
+def test_validation_ties_go_to_the_configured_C():
+    from convexagg.experiments.protocol import _break_ties
+
+    tied = [{"C": 0.5}, {"C": 4.0}, {"C": 1.0}]
+    assert _break_ties(tied, "largest") == {"C": 4.0}
+    assert _break_ties(tied, "smallest") == {"C": 0.5}
+    rbf = [{"C": 2.0, "gamma": 1.0}, {"C": 2.0, "gamma": 0.25}, {"C": 1.0, "gamma": 0.1}]
+    assert _break_ties(rbf, "largest") == {"C": 2.0, "gamma": 0.25}
+    assert Protocol(c_ties="smallest").fingerprint() != Protocol().fingerprint()

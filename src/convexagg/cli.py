@@ -122,6 +122,12 @@ def build_parser():
         default=20000,
         help="random codes drawn for sparse ECOC (paper: 20000)",
     )
+    rep.add_argument(
+        "--c-ties",
+        choices=["largest", "smallest"],
+        default="largest",
+        help="which C wins a tie in validation accuracy (default: largest)",
+    )
     rep.add_argument("--no-progress", action="store_true", help="no progress bar")
     rep.add_argument(
         "--tables-only",
@@ -299,7 +305,7 @@ def _reproduce(args):
         data_dir=None if data_dir is None else str(data_dir),
         out=args.out,
         jobs=args.jobs,
-        protocol=Protocol(seed=args.seed, ecoc_candidates=args.ecoc_candidates),
+        protocol=Protocol(seed=args.seed, ecoc_candidates=args.ecoc_candidates, c_ties=args.c_ties),
     )
     if args.tables_only:
         rows, errors = collect_rows(cfg), []
