@@ -50,7 +50,22 @@ def parser(description):
     p.add_argument("--repeat", type=int, default=7, help="timed repetitions (best and median)")
     p.add_argument("--out", default=None, help="write the results (JSON) to this file")
     p.add_argument("--quick", action="store_true", help="plumbing run: small sizes, 1 repetition")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS to this many threads for the whole run (threadpoolctl); default: "
+        "the libraries' own choice (all cores)",
+    )
     return p
+
+
+def limit_blas(args):
+    """Apply ``--blas-threads`` for the rest of the process (a no-op when not given)."""
+    if args.blas_threads:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=args.blas_threads, user_api="blas")
 
 
 # -- data ---------------------------------------------------------------------------------------

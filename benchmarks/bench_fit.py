@@ -160,6 +160,7 @@ def main():
     args = p.parse_args()
     if args.quick:
         args.repeat, args.lbfgsb_repeat, args.cvxpy_rows = 1, 1, "200"
+    C.limit_blas(args)
     info = C.machine()
     data = C.letter_workload(args)
     Q, y, code = data["Q"], data["y"], data["code"]

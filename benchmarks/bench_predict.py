@@ -68,6 +68,7 @@ def main():
         print(json.dumps(time_baselines(args.child, args.baseline_repeat)))
         return
     repeat = 3 if args.quick else args.repeat
+    C.limit_blas(args)
     info = C.machine()
     data = C.letter_workload(args)
     Q, y, code, Q_te, y_te = data["Q"], data["y"], data["code"], data["Q_test"], data["y_test"]
