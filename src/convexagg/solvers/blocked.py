@@ -244,6 +244,10 @@ class BlockedObjective:
             np.concatenate([np.arange(off[k], off[k + 1]), shared_ids[spec["classes"][m1:, k]]])
             for k in range(K)
         ]
+        # flat positions in the (M, M) Hessian of every class block's entries
+        self._block_scatter = np.concatenate(
+            [(weight[cc][:, None] * M + weight[cc][None, :]).ravel() for cc in self._class_cols]
+        ).astype(np.intp)
 
     def take(self, rows):
         """The same objective on the samples ``rows`` (a copy of their stored losses)."""
@@ -418,7 +422,10 @@ class BlockedObjective:
         PTall = point.P.T
         gram = np.zeros((M, M))
         batched = b is not None and m1 == self.LT.shape[0]
-        blocks = np.zeros((K, b, b)) if batched else [0.0] * K
+        if batched:
+            blocks = np.zeros((K, b, b))
+        else:
+            blocks = [np.zeros((cc.size, cc.size)) for cc in self._class_cols]
         work = self._work_buffers()
         for cols in self._chunks():
             LTc = self.LT[:, cols]
@@ -433,13 +440,12 @@ class BlockedObjective:
                 for k, cc in enumerate(self._class_cols):
                     if cc.size:
                         Gk = LTc[cc]
-                        blocks[k] = blocks[k] + (Gk * PT[k]) @ Gk.T
-        H = -gram
-        wt = self._weight
-        for k, cc in enumerate(self._class_cols):
-            if cc.size:
-                idx = wt[cc]
-                H[np.ix_(idx, idx)] += blocks[k]
+                        blocks[k] += (Gk * PT[k]) @ Gk.T
+        # scatter the class blocks into H at once (a pair of weights sharing two
+        # classes, e.g. a diagonal entry, gets both blocks' terms)
+        flat = np.concatenate([np.ravel(b) for b in blocks]) if not batched else blocks.ravel()
+        H = np.bincount(self._block_scatter, weights=flat, minlength=M * M).reshape(M, M)
+        H -= gram
         H /= self.n_samples
         H[np.diag_indices(M)] += self.alpha
         return H
