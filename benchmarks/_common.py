@@ -128,20 +128,36 @@ def letter_workload(args, code_name="ovo", n_jobs=None):
 # -- measuring ----------------------------------------------------------------------------------
 
 
+class Times(list):
+    """Wall seconds of each repetition, with the process CPU seconds in ``.cpu``."""
+
+    cpu: list
+
+
 def timed(fn, repeat, warmup=1):
-    """Run ``fn`` ``warmup`` times untimed, then ``repeat`` times; wall seconds of each."""
+    """Run ``fn`` ``warmup`` times untimed, then ``repeat`` times.
+
+    Returns the wall seconds of each run (a list) whose ``.cpu`` holds the CPU
+    seconds of this process (all its threads) for the same runs: on a machine
+    shared with other jobs, CPU time is the less load-sensitive figure.
+    """
     for _ in range(warmup):
         fn()
-    times = []
+    times, cpu = Times(), []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    times.cpu = cpu
     return times
 
 
 def summary(times):
-    return {"best": min(times), "median": statistics.median(times), "n": len(times)}
+    out = {"best": min(times), "median": statistics.median(times), "n": len(times)}
+    if getattr(times, "cpu", None):
+        out["cpu_best"] = min(times.cpu)
+    return out
 
 
 def peak_memory(fn):
