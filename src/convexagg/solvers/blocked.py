@@ -179,12 +179,15 @@ class BlockedObjective:
         self = cls.__new__(cls)
         self._setup(code, y, alpha, dtype, chunk, Q.shape[0], l1)
         M = self.n_weights
-        width = min(self.chunk, self.n_samples)
+        # build chunks of ~256 KB of Q: transposing them stays in cache (3x faster
+        # on letter than chunks of the kernels' ~4 MB)
+        step = int(max(32, min(self.chunk, (1 << 18) // (8 * M))))
+        width = min(step, self.n_samples)
         # the losses in Q's precision, clipped at its machine epsilon (as binary_losses)
         work_dtype = Q.dtype if Q.dtype == np.float32 else np.float64
         QT_buf = np.empty((M, width), dtype=work_dtype)
         pair_buf = np.empty((2 * M, width), dtype=work_dtype)
-        for cols in self._chunks():
+        for cols in self._chunks(step):
             c = cols.stop - cols.start
             QT, pair = QT_buf[:, :c], pair_buf[:, :c]
             np.copyto(QT, Q[cols].T)
@@ -280,9 +283,10 @@ class BlockedObjective:
 
     # -- chunked primitives ----------------------------------------------------------------
 
-    def _chunks(self):
-        for start in range(0, self.n_samples, self.chunk):
-            yield slice(start, min(start + self.chunk, self.n_samples))
+    def _chunks(self, step=None):
+        step = step or self.chunk
+        for start in range(0, self.n_samples, step):
+            yield slice(start, min(start + step, self.n_samples))
 
     def _fold(self, v2, out=None, tmp=None):
         """Sum the stored columns of each weight: ``(m, ...) -> (M, ...)``.
