@@ -175,6 +175,10 @@ def predictor_corrector(
         ``f`` may serve up to this many further iterations (with the current
         ``diag(z / w)``); an iteration whose kept Hessian yields no acceptable
         step is redone with a fresh one. 0: a new Hessian every iteration.
+    hessian0 : ndarray of shape (M, M), default=None
+        With ``newton="cholesky"``: an approximation of ``f``'s Hessian at
+        ``w0`` (e.g. from a solve on a subsample) used for the first iteration,
+        under the same rule as a kept Hessian.
 
     Returns
     -------
