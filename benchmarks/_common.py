@@ -50,7 +50,22 @@ def parser(description):
     p.add_argument("--repeat", type=int, default=7, help="timed repetitions (best and median)")
     p.add_argument("--out", default=None, help="write the results (JSON) to this file")
     p.add_argument("--quick", action="store_true", help="plumbing run: small sizes, 1 repetition")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="limit BLAS to this many threads for the whole run (threadpoolctl); default: "
+        "the libraries' own choice (all cores)",
+    )
     return p
+
+
+def limit_blas(args):
+    """Apply ``--blas-threads`` for the rest of the process (a no-op when not given)."""
+    if args.blas_threads:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=args.blas_threads, user_api="blas")
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -113,20 +128,36 @@ def letter_workload(args, code_name="ovo", n_jobs=None):
 # -- measuring ----------------------------------------------------------------------------------
 
 
+class Times(list):
+    """Wall seconds of each repetition, with the process CPU seconds in ``.cpu``."""
+
+    cpu: list
+
+
 def timed(fn, repeat, warmup=1):
-    """Run ``fn`` ``warmup`` times untimed, then ``repeat`` times; wall seconds of each."""
+    """Run ``fn`` ``warmup`` times untimed, then ``repeat`` times.
+
+    Returns the wall seconds of each run (a list) whose ``.cpu`` holds the CPU
+    seconds of this process (all its threads) for the same runs: on a machine
+    shared with other jobs, CPU time is the less load-sensitive figure.
+    """
     for _ in range(warmup):
         fn()
-    times = []
+    times, cpu = Times(), []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    times.cpu = cpu
     return times
 
 
 def summary(times):
-    return {"best": min(times), "median": statistics.median(times), "n": len(times)}
+    out = {"best": min(times), "median": statistics.median(times), "n": len(times)}
+    if getattr(times, "cpu", None):
+        out["cpu_best"] = min(times.cpu)
+    return out
 
 
 def peak_memory(fn):

@@ -36,6 +36,7 @@ def main():
     p.add_argument("--n-jobs", default="1,2", help="comma-separated n_jobs values")
     args = p.parse_args()
     repeat = 1 if args.quick else args.repeat
+    C.limit_blas(args)
     info = C.machine()
     X, X_te, y, y_te = C.letter_split(args.data_dir)
     if args.quick:

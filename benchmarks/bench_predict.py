@@ -68,6 +68,7 @@ def main():
         print(json.dumps(time_baselines(args.child, args.baseline_repeat)))
         return
     repeat = 3 if args.quick else args.repeat
+    C.limit_blas(args)
     info = C.machine()
     data = C.letter_workload(args)
     Q, y, code, Q_te, y_te = data["Q"], data["y"], data["code"], data["Q_test"], data["y_test"]
@@ -98,6 +99,8 @@ def main():
         n_rep = 1 if args.quick else args.baseline_repeat
         if args.baselines_src:
             env = {**os.environ, "PYTHONPATH": str(Path(args.baselines_src).resolve())}
+            if args.blas_threads:
+                env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(args.blas_threads)
             cmd = [sys.executable, __file__, "--child", npz, "--baseline-repeat", str(n_rep)]
             res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
             if res.returncode:

@@ -50,6 +50,7 @@ def main():
     repeat = args.repeat
     if args.quick:
         sizes, repeat = [2000, 4000, 8000], 1
+    C.limit_blas(args)
     info = C.machine()
 
     n_rows = []

@@ -28,7 +28,9 @@ def _code(name, K=6):
         "sparse_random": lambda k: sparse_random(k, n_candidates=20, random_state=1),
         "dense_random": lambda k: dense_random(k, n_candidates=20, random_state=1),
     }
-    return CUSTOM if name == "custom" else builders[name](K)
+    if name in ("custom", "majority"):
+        return CUSTOM if name == "custom" else MAJORITY
+    return builders[name](K)
 
 
 def _problem(code, seed=0, n=53, output="proba", loss="cross_entropy"):
@@ -42,7 +44,18 @@ def _problem(code, seed=0, n=53, output="proba", loss="cross_entropy"):
     return Q, y, w, v
 
 
-CODES = ["ovr", "ovo", "complete", "sparse_random", "dense_random", "custom"]
+# class 0 is on the majority side of every column: after the baseline shift it
+# enters no stored column at all
+MAJORITY = np.array(
+    [
+        [1, 1, -1, 1],
+        [1, -1, -1, -1],
+        [-1, 1, 1, 1],
+        [1, 1, -1, -1],
+        [-1, -1, -1, 1],
+    ]
+)
+CODES = ["ovr", "ovo", "complete", "sparse_random", "dense_random", "custom", "majority"]
 
 
 @pytest.mark.parametrize("chunk", [None, 7])

@@ -456,7 +456,9 @@ class ConvexDecoder(BaseDecoder):
         if self.loss == "cross_entropy":
             # -rho = log(q) @ W_pos + log(1 - q) @ W_neg, computed in place (this is
             # the whole cost of predict_proba: two logs and two small products)
-            log_q = clip_proba(Q)  # a new array: the logs below work in place on it
+            # float64 as binary_losses; clip_proba returns a new array, so the logs
+            # below can work in place on it
+            log_q = clip_proba(np.asarray(Q, dtype=np.float64))
             log_1mq = np.negative(log_q)
             np.log1p(log_1mq, out=log_1mq)
             np.log(log_q, out=log_q)

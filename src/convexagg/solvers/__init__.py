@@ -1,7 +1,7 @@
 """Solvers for the convex aggregation problem.
 
 The objective owns the mathematics; a solver only asks it for ``evaluate`` /
-``hessp`` / ``hess_diag`` (PCG) or ``hessian`` (Cholesky).
+``hessp`` / ``hess_diag`` (PCG) or ``hessian`` (dense Newton system).
 
 * :class:`ConvexObjective` -- the dense, textbook form (two ``n x 2M`` by
   ``2M x K`` products); the reference the fast form is tested against.
