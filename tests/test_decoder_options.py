@@ -36,7 +36,7 @@ def outputs():
 @pytest.mark.parametrize("solver", ["paper", "mehrotra"])
 @pytest.mark.parametrize("newton", ["cg", "cholesky"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("init", ["paper", "subsample"])
+@pytest.mark.parametrize("init", ["paper", "uniform", "subsample"])
 def test_every_setting_reaches_the_same_optimum(outputs, solver, newton, dtype, init):
     Q, y, code = outputs
     ref = ConvexDecoder(tol=1e-9, max_iter=200).fit(Q, y, code)
@@ -55,10 +55,38 @@ def test_subsample_start_saves_full_data_iterations(outputs):
     cold = ConvexDecoder(solver="mehrotra", newton="cholesky").fit(Q, y, code)
     warm = ConvexDecoder(solver="mehrotra", newton="cholesky", init="subsample").fit(Q, y, code)
     assert warm.n_iter_ < cold.n_iter_
-    # below twice the subsample size the option does nothing
+    # below twice the subsample size it is the equal-weights start
     small = ConvexDecoder(init="subsample").fit(Q[:3000], y[:3000], code)
-    plain = ConvexDecoder().fit(Q[:3000], y[:3000], code)
-    np.testing.assert_array_equal(small.weights_, plain.weights_)
+    uniform = ConvexDecoder(init="uniform").fit(Q[:3000], y[:3000], code)
+    np.testing.assert_array_equal(small.weights_, uniform.weights_)
+
+
+@pytest.mark.parametrize("solver", ["paper", "mehrotra"])
+def test_uniform_start_saves_iterations(outputs, solver):
+    Q, y, code = outputs
+    paper = ConvexDecoder(solver=solver, newton="cholesky").fit(Q, y, code)
+    uniform = ConvexDecoder(solver=solver, newton="cholesky", init="uniform").fit(Q, y, code)
+    assert uniform.n_iter_ < paper.n_iter_
+    assert uniform.history_["objective"][0] < paper.history_["objective"][0]
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_uniform_start_is_the_best_equal_weights(outputs, penalty):
+    """c* of uniform_start against a fine grid of f(c 1) (an independent search)."""
+    from convexagg.decoders.convex import penalty_strengths
+    from convexagg.solvers import BlockedObjective, uniform_start
+
+    Q, y, code = outputs
+    l2, l1 = penalty_strengths(1e-2, penalty)
+    objective = BlockedObjective.from_outputs(Q, code, y, l2, l1=l1)
+    w0, z0 = uniform_start(objective)
+    M = code.shape[1]
+    assert np.all(w0 == w0[0]) and np.all(z0 > 0)
+    grid = np.geomspace(1e-3, 10, 2001)  # steps of 0.5 %
+    values = [objective.value(np.full(M, c)) for c in grid]
+    c_grid = grid[int(np.argmin(values))]
+    assert w0[0] == pytest.approx(c_grid, rel=0.02)
+    assert objective.value(w0) <= min(values) + 1e-6
 
 
 @pytest.mark.parametrize("solver", ["paper", "mehrotra"])

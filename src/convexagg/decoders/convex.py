@@ -22,6 +22,7 @@ from ..solvers import (
     stack_losses,
     stiffness_continuation,
     tau_schedule,
+    uniform_start,
 )
 from .base import BaseDecoder
 
@@ -237,7 +238,7 @@ class ConvexDecoder(BaseDecoder):
         "solver": [StrOptions({"paper", "mehrotra"})],
         "newton": [StrOptions({"cg", "cholesky"})],
         "dtype": [StrOptions({"float64", "float32"})],
-        "init": [StrOptions({"paper", "subsample"})],
+        "init": [StrOptions({"paper", "uniform", "subsample"})],
         "warm_start": ["boolean"],
     }
 
@@ -297,33 +298,37 @@ class ConvexDecoder(BaseDecoder):
         return StiffnessObjective(L, code, y, l2, self.tau if tau is None else tau, l1=l1)
 
     def _start(self, objective, code):
-        """Start point options: the previous fit (warm_start), a subsample solution, or {}."""
+        """Start point options: the previous fit (warm_start), the equal-weights start,
+        a subsample solution from there, or {} (the paper's start)."""
         previous = getattr(self, "weights_", None)
         if self.warm_start and previous is not None and previous.shape == (code.shape[1],):
             return {
                 "w0": np.maximum(previous, _START_FLOOR),
                 "z0": np.maximum(self.dual_, _START_FLOOR),
             }
-        if self.init == "subsample" and objective.n_samples >= 2 * _SUBSAMPLE_ROWS:
-            step = objective.n_samples // _SUBSAMPLE_ROWS
-            sub = objective.take(np.arange(0, objective.n_samples, step))
-            result = solve(
-                sub,
-                solver=self.solver,
-                newton=self.newton,
-                tol=max(self.tol, _SUBSAMPLE_TOL),
-                max_iter=self.max_iter,
-                warn=False,
-            )
-            start = {
-                "w0": np.maximum(result.w, _START_FLOOR),
-                "z0": np.maximum(result.z, _START_FLOOR),
-            }
-            if self.solver == "mehrotra" and self.newton == "cholesky":
-                # the subsample's Hessian at the start serves the first full iteration
-                start["hessian0"] = sub.hessian(sub.evaluate(start["w0"]))
-            return start
-        return {}
+        if self.init == "paper":
+            return {}
+        if self.init == "uniform" or objective.n_samples < 2 * _SUBSAMPLE_ROWS:
+            return dict(zip(("w0", "z0"), uniform_start(objective)))
+        step = objective.n_samples // _SUBSAMPLE_ROWS
+        sub = objective.take(slice(0, None, step))  # every step-th row
+        result = solve(
+            sub,
+            *uniform_start(sub),
+            solver=self.solver,
+            newton=self.newton,
+            tol=max(self.tol, _SUBSAMPLE_TOL),
+            max_iter=self.max_iter,
+            warn=False,
+        )
+        start = {
+            "w0": np.maximum(result.w, _START_FLOOR),
+            "z0": np.maximum(result.z, _START_FLOOR),
+        }
+        if self.solver == "mehrotra" and self.newton == "cholesky":
+            # the subsample's Hessian at the start serves the first full iteration
+            start["hessian0"] = sub.hessian(sub.evaluate(start["w0"]))
+        return start
 
     def _solve(self, objective, code):
         return solve(

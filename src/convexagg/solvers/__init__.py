@@ -28,7 +28,7 @@ from .margin import (
 from .objective import ConvexObjective, Point, discrepancies, side_indicators, stack_losses
 from .predictor_corrector import predictor_corrector
 from .reference import lbfgsb
-from .warm_start import interior_warm_start
+from .warm_start import interior_warm_start, uniform_start
 
 __all__ = [
     "BlockedObjective",
@@ -49,6 +49,7 @@ __all__ = [
     "stack_losses",
     "stiffness_continuation",
     "tau_schedule",
+    "uniform_start",
 ]
 
 SOLVERS = {"paper": interior_point, "mehrotra": predictor_corrector}

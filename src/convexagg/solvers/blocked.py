@@ -44,6 +44,9 @@ from .objective import Point
 
 __all__ = ["BlockedObjective", "reencode"]
 
+# float32 Hessian kernels treat class probabilities below this as 0 (_probabilities)
+_P_FLOOR = 1e-20
+
 # stored-column coefficients on (L_pos, L_neg) of the code entries +1, -1, 0
 _DVEC = {1: (1.0, 0.0), -1: (0.0, 1.0), 0: (0.0, 0.0)}
 
@@ -99,13 +102,27 @@ def reencode(code):
 
 
 def _cross_entropy_into(QT, pair):
-    """``pair = [-log q; -log(1 - q)]`` of ``QT`` (overwritten), clipped as binary_losses."""
+    """``pair = [-log q; -log(1 - q)]`` of ``QT`` (overwritten), clipped as binary_losses.
+
+    ``QT`` is float64. A float32 ``pair`` (``dtype="float32"`` storage) gets the
+    logs of the float64 ``q`` and ``1 - q`` rounded to float32, taken in single
+    precision: numpy's float32 ``log`` is vectorised, its float64 ``log`` and
+    ``log1p`` are not on AVX2 machines (three times the cost of the whole float32
+    path). The absolute error, at most ~1.2e-7, stays below the rounding of the
+    stored float32 losses themselves once they exceed 2 (up to 2e-6 at the clip).
+    """
     M = QT.shape[0]
     eps = np.finfo(QT.dtype).eps
     np.clip(QT, eps, 1.0 - eps, out=QT)
-    np.log(QT, out=pair[:M])
-    np.negative(QT, out=QT)
-    np.log1p(QT, out=pair[M:])
+    if pair.dtype == QT.dtype:
+        np.log(QT, out=pair[:M])
+        np.negative(QT, out=QT)
+        np.log1p(QT, out=pair[M:])
+    else:
+        pair[:M] = QT
+        np.subtract(1.0, QT, out=QT)
+        pair[M:] = QT
+        np.log(pair, out=pair)
     np.negative(pair, out=pair)
 
 
@@ -183,11 +200,11 @@ class BlockedObjective:
         # on letter than chunks of the kernels' ~4 MB)
         step = int(max(32, min(self.chunk, (1 << 18) // (8 * M))))
         width = min(step, self.n_samples)
-        # the losses of Q's float64 values, as binary_losses computes them; only
-        # their storage (self.dtype) may be float32
-        work_dtype = np.float64
-        QT_buf = np.empty((M, width), dtype=work_dtype)
-        pair_buf = np.empty((2 * M, width), dtype=work_dtype)
+        # the losses of Q's float64 values, as binary_losses computes them (in
+        # single precision for float32 storage, see _cross_entropy_into)
+        QT_buf = np.empty((M, width))
+        pair_dtype = self.dtype if loss == "cross_entropy" else np.float64
+        pair_buf = np.empty((2 * M, width), dtype=pair_dtype)
         for cols in self._chunks(step):
             c = cols.stop - cols.start
             QT, pair = QT_buf[:, :c], pair_buf[:, :c]
@@ -216,6 +233,7 @@ class BlockedObjective:
         m = weight.size
         self.chunk = int(chunk) if chunk else _default_chunk(m, self.dtype.itemsize)
         self.LT = np.empty((m, self.n_samples), dtype=self.dtype)
+        self._work = None  # the Hessian kernels' buffers (_work_buffers)
 
         off = spec["offsets"]
         self._m_single = m1 = int(off[K])
@@ -250,10 +268,14 @@ class BlockedObjective:
         ]
 
     def take(self, rows):
-        """The same objective on the samples ``rows`` (a copy of their stored losses)."""
+        """The same objective on the samples ``rows`` (a copy of their stored losses).
+
+        ``rows``: any numpy index of the samples; a slice copies fastest.
+        """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.LT = np.ascontiguousarray(self.LT[:, rows])
+        new._work = None
         new.y = self.y[rows]
         new.n_samples = new.LT.shape[1]
         return new
@@ -353,15 +375,17 @@ class BlockedObjective:
         total = 0.0
         for cols in self._chunks():
             LTc = self.LT[:, cols]
-            negT = -self._rho(LTc, w2).astype(np.float64)  # (K, c)
+            # -rho + min_k rho (<= 0), in the storage dtype: rho carries that rounding
+            # already, and float32 exp is vectorised where float64 exp is not
+            shifted = np.negative(self._rho(LTc, w2))  # (K, c)
+            shifted -= shifted.max(axis=0)
             yc = self.y[cols]
-            idx = np.arange(negT.shape[1])
-            mx = negT.max(axis=0)
-            E = np.exp(negT - mx, out=PT[:, cols])
-            s = E.sum(axis=0)
-            total += np.sum(mx + np.log(s) - negT[yc, idx])
-            E /= s
-            R = E.copy()
+            idx = np.arange(shifted.shape[1])
+            E = np.exp(shifted)
+            s = E.sum(axis=0, dtype=np.float64)
+            total += np.sum(np.log(s) - shifted[yc, idx])  # rho_y + log sum exp(-rho)
+            P = np.divide(E, s, out=PT[:, cols])
+            R = P.astype(self.dtype)
             R[yc, idx] -= 1.0  # P - Y
             g2 -= self._pullback(LTc, R)
         value = total / n + 0.5 * self.alpha * (w @ w) + self.l1 * np.sum(w)
@@ -386,14 +410,34 @@ class BlockedObjective:
         return self._fold(g2) / self.n_samples + self.alpha * v
 
     def _work_buffers(self):
-        """Chunk-sized work arrays for the Hessian kernels, allocated once per call."""
-        width = min(self.chunk, self.n_samples)
-        m, M = self.LT.shape[0], self.n_weights
-        return {
-            "X": np.empty((m, width), dtype=self.dtype),
-            "S": np.empty((M, width), dtype=self.dtype),
-            "T": np.empty((M, width), dtype=self.dtype),
-        }
+        """Chunk-sized work arrays of the Hessian kernels, allocated once per objective.
+
+        Kept between calls: fresh arrays of this size come from ``mmap`` and cost
+        page faults on first write every call (half the time of a 2,000-row
+        Hessian on letter). An objective therefore serves one thread at a time.
+        """
+        if self._work is None:
+            width = min(self.chunk, self.n_samples)
+            m, M = self.LT.shape[0], self.n_weights
+            self._work = {
+                "X": np.empty((m, width), dtype=self.dtype),
+                "S": np.empty((M, width), dtype=self.dtype),
+                "T": np.empty((M, width), dtype=self.dtype),
+            }
+        return self._work
+
+    def _probabilities(self, PTall, cols):
+        """Class probabilities of a chunk in the storage dtype, for the Hessian kernels.
+
+        In float32, those below ``_P_FLOOR`` become 0: at the optimum on letter
+        about 2% of them fall in float32's subnormal range, and products with
+        subnormals run many times slower; they are far below float32's resolution
+        of the Hessian entries they feed.
+        """
+        PT = PTall[:, cols].astype(self.dtype)
+        if self.dtype == np.float32:
+            PT[PT < _P_FLOOR] = 0.0
+        return PT
 
     def hess_diag(self, point):
         """Diagonal of the Hessian (the paper's PCG preconditioner)."""
@@ -404,7 +448,7 @@ class BlockedObjective:
         for cols in self._chunks():
             LTc = self.LT[:, cols]
             c = LTc.shape[1]
-            X = self._weighted(LTc, PTall[:, cols].astype(self.dtype), out=work["X"][:, :c])
+            X = self._weighted(LTc, self._probabilities(PTall, cols), out=work["X"][:, :c])
             first += np.einsum("ci,ci->c", X, LTc)
             S = self._fold(X, out=work["S"][:, :c], tmp=work["T"][:, :c])
             sq += np.einsum("li,li->l", S, S)
@@ -431,7 +475,7 @@ class BlockedObjective:
         for cols in self._chunks():
             LTc = self.LT[:, cols]
             c = LTc.shape[1]
-            PT = PTall[:, cols].astype(self.dtype)
+            PT = self._probabilities(PTall, cols)
             X = self._weighted(LTc, PT, out=work["X"][:, :c])
             S = self._fold(X, out=work["S"][:, :c], tmp=work["T"][:, :c])
             gram += S @ S.T  # symmetric rank-k update (numpy calls syrk)
