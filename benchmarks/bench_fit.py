@@ -10,7 +10,9 @@ In one run, on the same binary outputs ``Q`` (18,000 x 325) and ``alpha = 1e-4``
 * scipy's L-BFGS-B handed a straightforward numpy objective and gradient (the
   formulas of DESIGN.md: ``rho = (L_pos * w) @ Pos.T + (L_neg * w) @ Neg.T`` ...),
   at scipy's default tolerances, at 1e-10 (the reference optimum ``f*``), and
-  the time at which it first reaches the objective value of our fit;
+  the time at which it first reaches the objective value of our fit; its times
+  are given for the optimiser alone and from ``Q`` (plus the setup: the losses
+  and indicator matrices), since ``ConvexDecoder.fit`` starts from ``Q`` too;
 * CVXPY with Clarabel on the log-sum-exp model, on subsamples of the rows
   (``--cvxpy-rows``; each solve runs in a child process stopped after
   ``--cvxpy-timeout`` seconds), with our fit timed on the same rows;
@@ -36,12 +38,17 @@ from convexagg.losses import binary_losses  # noqa: E402
 # (name, ConvexDecoder settings); the first is the library's default (the paper's algorithm)
 CONFIGS = [
     ("paper (default): PCG, float64", {}),
+    ("paper, uniform start", {"init": "uniform"}),
     ("paper, Cholesky", {"newton": "cholesky"}),
     ("mehrotra, PCG", {"solver": "mehrotra"}),
     ("mehrotra, Cholesky", {"solver": "mehrotra", "newton": "cholesky"}),
     (
         "mehrotra, Cholesky, float32",
         {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32"},
+    ),
+    (
+        "mehrotra, Cholesky, float32, uniform start",
+        {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32", "init": "uniform"},
     ),
     (
         "mehrotra, Cholesky, float32, subsample start",
@@ -216,7 +223,8 @@ def main():
     fast = next(r for r in ours if r["config"] == FASTEST[0] and r["tol"] == 1e-4)
     default = next(r for r in ours if r["config"] == CONFIGS[0][0] and r["tol"] == 1e-4)
 
-    # L-BFGS-B, straightforward objective
+    # L-BFGS-B, straightforward objective; the setup (losses from Q) timed apart
+    setup = min(C.timed(lambda: straightforward_objective(Q, y, code, C.ALPHA), args.lbfgsb_repeat))
     lb = []
     for label, options in [
         ("scipy defaults", {}),
@@ -235,6 +243,8 @@ def main():
                 "config": label,
                 "best": min(secs),
                 "median": float(np.median(secs)),
+                "setup": setup,
+                "from_q": min(secs) + setup,
                 "cpu": min(r[3] for r in runs),
                 "nfev": int(res.nfev),
                 "objective": float(res.fun),
@@ -254,6 +264,8 @@ def main():
                         {
                             "config": f"time to reach {target_name}",
                             "best": hit[0],
+                            "setup": setup,
+                            "from_q": hit[0] + setup,
                             "cpu": hit[2],
                             "nfev": hit[1],
                             "objective": None,
@@ -296,7 +308,8 @@ def main():
         elif got[0] == "timeout":
             row["note"] = f"CVXPY did not finish in {args.cvxpy_timeout:.0f} s"
         else:
-            row["note"] = f"CVXPY failed after {got[1]:.0f} s: {got[2][:120]}"
+            after = "" if got[1] is None else f" after {got[1]:.0f} s"
+            row["note"] = f"CVXPY failed{after}: {got[2][:120]}"
         cv.append(row)
         print(f"  CVXPY rows={idx.size}: {got[:2]}", flush=True)
         if got[0] == "timeout":  # larger subsamples would take longer still
@@ -335,8 +348,10 @@ def main():
             lb,
             [
                 ("config", "L-BFGS-B, straightforward numpy objective", None),
-                ("best", "best s", "{:.3f}"),
-                ("median", "median s", "{:.3f}"),
+                ("best", "optimiser best s", "{:.3f}"),
+                ("median", "optimiser median s", "{:.3f}"),
+                ("setup", "setup s", "{:.3f}"),
+                ("from_q", "from Q best s", "{:.3f}"),
                 ("cpu", "CPU s (best)", "{:.3f}"),
                 ("nfev", "evaluations", None),
                 ("rel_gap", "(f - f*) / f*", "{:.1e}"),
@@ -364,13 +379,17 @@ def main():
             ],
         ),
     ]
+    # from Q against from Q (our fit computes the losses too); optimiser alone beside
     ratios = {
-        "lbfgsb_defaults_over_fastest": lb_default["best"] / fast["best"],
-        "lbfgsb_defaults_over_default": lb_default["best"] / default["best"],
+        "lbfgsb_defaults_over_fastest": lb_default["from_q"] / fast["best"],
+        "lbfgsb_defaults_over_default": lb_default["from_q"] / default["best"],
     }
     if lb_match:
-        ratios["lbfgsb_same_objective_over_fastest"] = lb_match["best"] / fast["best"]
-        ratios["lbfgsb_same_objective_over_default"] = lb_match["best"] / default["best"]
+        ratios["lbfgsb_same_objective_over_fastest"] = lb_match["from_q"] / fast["best"]
+        ratios["lbfgsb_same_objective_over_default"] = lb_match["from_q"] / default["best"]
+        ratios["lbfgsb_same_objective_optimiser_only_over_fastest"] = (
+            lb_match["best"] / fast["best"]
+        )
         ratios["cpu_lbfgsb_same_objective_over_fastest"] = lb_match["cpu"] / fast["cpu"]
     ratios["cpu_lbfgsb_defaults_over_fastest"] = lb_default["cpu"] / fast["cpu"]
     peak_nkm = n * K * M * 8

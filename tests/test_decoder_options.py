@@ -156,3 +156,26 @@ def test_decision_function_is_minus_rho(outputs, loss):
     )
     np.testing.assert_allclose(dec.decision_function(Q_new), -rho, rtol=1e-12)
     np.testing.assert_array_equal(Q_new[:3, 0], [0.0, 1.0, 0.5])  # the input is untouched
+
+
+@pytest.fixture(scope="module")
+def fitted_pair(outputs):
+    Q, y, code = outputs
+    return [ConvexDecoder(dtype=d).fit(Q[:2000], y[:2000], code) for d in ("float64", "float32")]
+
+
+@pytest.mark.parametrize("n", [1, 2183, 2184, 2185, 6000])
+def test_decision_function_in_row_chunks_and_float32(outputs, fitted_pair, n):
+    """Cross-entropy scores are computed in chunks of 2,184 rows for M = 15 (256 KB):
+    every chunk boundary gives the reference rho; float32 agrees to single precision."""
+    from convexagg.losses import binary_losses
+    from convexagg.solvers import discrepancies, side_indicators, stack_losses
+
+    Q, _, code = outputs
+    Q = Q[:n]
+    L = stack_losses(*binary_losses(Q))
+    for dec, rtol in zip(fitted_pair, (1e-12, 1e-5)):
+        rho = discrepancies(L, side_indicators(code), dec.weights_)
+        scores = dec.decision_function(Q)
+        assert scores.dtype == np.float64
+        np.testing.assert_allclose(scores, -rho, rtol=rtol)

@@ -42,3 +42,18 @@ def test_check_binary_outputs():
     with pytest.raises(ValueError, match="NaN"):
         check_binary_outputs(np.array([[np.nan]]), "margin")
     assert check_binary_outputs(np.array([[3.0]]), "margin").dtype == np.float64
+
+
+def test_cross_entropy_into_in_both_precisions():
+    """float64: the reference -log q, -log1p(-q) to 3e-16 absolute; float32: within
+    the stated 1.2e-7 absolute (plus float32 rounding of the result), at the extremes too."""
+    from convexagg.losses import cross_entropy_into
+
+    q = np.array([0.0, 1e-300, 1e-10, 0.3, 0.5, 0.7, 1 - 1e-10, 1.0])
+    qc = np.clip(q, np.finfo(float).eps, 1 - np.finfo(float).eps)
+    reference = np.stack([-np.log(qc), -np.log1p(-qc)])
+    out64 = cross_entropy_into(q.copy(), np.empty((2, q.size)))
+    np.testing.assert_allclose(out64, reference, rtol=1e-15, atol=3e-16)
+    out32 = cross_entropy_into(q.copy(), np.empty((2, q.size), dtype=np.float32))
+    assert out32.dtype == np.float32 and np.isfinite(out32).all()
+    np.testing.assert_allclose(out32, reference, rtol=1.2e-7, atol=1.2e-7)

@@ -442,7 +442,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     solver : {"paper", "mehrotra"}, default="paper"
     newton : {"cg", "cholesky"}, default="cg"
     dtype : {"float64", "float32"}, default="float64"
-    init : {"paper", "subsample"}, default="paper"
+    init : {"paper", "uniform", "subsample"}, default="paper"
         Solver settings of :class:`ConvexDecoder` (the defaults are the paper's
         algorithm; ``solver="mehrotra", newton="cholesky", dtype="float32",
         init="subsample"`` is the fastest on a few hundred classifiers).
@@ -480,7 +480,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         "solver": [StrOptions({"paper", "mehrotra"})],
         "newton": [StrOptions({"cg", "cholesky"})],
         "dtype": [StrOptions({"float64", "float32"})],
-        "init": [StrOptions({"paper", "subsample"})],
+        "init": [StrOptions({"paper", "uniform", "subsample"})],
     }
 
     def __init__(

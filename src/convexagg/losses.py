@@ -51,6 +51,7 @@ __all__ = [
     "check_binary_outputs",
     "check_loss",
     "clip_proba",
+    "cross_entropy_into",
 ]
 
 OUTPUT_KINDS = ("proba", "margin")
@@ -78,6 +79,32 @@ def clip_proba(Q):
     return np.clip(Q, eps, 1.0 - eps)
 
 
+def cross_entropy_into(q, out):
+    """Both cross-entropy losses of the probabilities ``q``, written into ``out``.
+
+    ``out[0] = -log q`` and ``out[1] = -log(1 - q)``, ``out`` of shape
+    ``(2,) + q.shape``. ``q`` (float64) is clipped as :func:`clip_proba` and then
+    overwritten. ``1 - q`` is formed in float64 and its log taken directly
+    (absolute error below 3e-16; ``log1p`` costs twice as much). A float32 ``out``
+    gets the logs of the float64 ``q`` and ``1 - q`` rounded to float32, taken in
+    single precision: numpy vectorises float32 ``log`` but not float64's on AVX2
+    machines (3x faster); the absolute error, below 1.2e-7, stays under the
+    rounding of the float32 losses themselves once they exceed 2.
+
+    The fast paths (:class:`~convexagg.solvers.BlockedObjective`, the convex
+    decoder's ``predict_proba``) call it on cache-sized chunks with preallocated
+    buffers; :func:`binary_losses` on the whole array.
+    """
+    eps = np.finfo(np.float64).eps
+    np.clip(q, eps, 1.0 - eps, out=q)
+    out[0] = q
+    np.subtract(1.0, q, out=q)
+    out[1] = q
+    np.log(out, out=out)
+    np.negative(out, out=out)
+    return out
+
+
 def check_binary_outputs(Q, output="proba"):
     """Validate binary outputs ``Q``: finite, and inside ``[0, 1]`` for probabilities.
 
@@ -93,12 +120,14 @@ def check_binary_outputs(Q, output="proba"):
             raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.") from None
     if Q.ndim != 2:
         raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {Q.shape}.")
-    if not np.isfinite(Q).all():
+    # two passes, no temporary: min and max propagate NaN and are +-inf if any entry is
+    lo, hi = Q.min(initial=0.0), Q.max(initial=0.0)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError("Q contains NaN or infinite values; binary outputs must be finite.")
-    if output == "proba" and (Q.min(initial=0.0) < 0.0 or Q.max(initial=0.0) > 1.0):
+    if output == "proba" and (lo < 0.0 or hi > 1.0):
         raise ValueError(
             "Q holds probabilities (output='proba') but has values outside [0, 1] "
-            f"(min {Q.min():.4g}, max {Q.max():.4g}); pass output='margin' for scores."
+            f"(min {lo:.4g}, max {hi:.4g}); pass output='margin' for scores."
         )
     return Q
 
@@ -136,8 +165,8 @@ def binary_losses(Q, loss="cross_entropy", output="proba"):
     check_loss(loss, output)
     Q = np.asarray(Q, dtype=np.float64)
     if loss == "cross_entropy":
-        Qc = clip_proba(Q)
-        return -np.log(Qc), -np.log1p(-Qc)
+        losses = cross_entropy_into(Q.copy(), np.empty((2,) + Q.shape))
+        return losses[0], losses[1]
     if loss == "exponential":
         m = Q - 0.5 if output == "proba" else np.clip(Q, -_LOG_LOSS_CAP, _LOG_LOSS_CAP)
         return np.exp(-m), np.exp(m)

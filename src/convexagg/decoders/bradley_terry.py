@@ -268,7 +268,9 @@ def _newton_polish(R, code, v, prior, P, tol, max_steps=100):
     """
     n, K = P.shape
     scale = v.sum() + prior * K
-    theta = np.log(P / P.sum(axis=1, keepdims=True))
+    # a probability the fixed point drove to exactly 0 starts at log(tiny), not at
+    # -inf, where Newton could never move it (and numpy would warn)
+    theta = np.log(np.maximum(P / P.sum(axis=1, keepdims=True), np.finfo(float).tiny))
     ok = np.zeros(n, dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         for _ in range(max_steps):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..losses import binary_losses, check_loss
+from ..losses import binary_losses, check_loss, cross_entropy_into
 from .objective import Point
 
 __all__ = ["BlockedObjective", "reencode"]
@@ -99,31 +99,6 @@ def reencode(code):
         "classes": classes[order],
         "offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp),
     }
-
-
-def _cross_entropy_into(QT, pair):
-    """``pair = [-log q; -log(1 - q)]`` of ``QT`` (overwritten), clipped as binary_losses.
-
-    ``QT`` is float64. A float32 ``pair`` (``dtype="float32"`` storage) gets the
-    logs of the float64 ``q`` and ``1 - q`` rounded to float32, taken in single
-    precision: numpy's float32 ``log`` is vectorised, its float64 ``log`` and
-    ``log1p`` are not on AVX2 machines (three times the cost of the whole float32
-    path). The absolute error, at most ~1.2e-7, stays below the rounding of the
-    stored float32 losses themselves once they exceed 2 (up to 2e-6 at the clip).
-    """
-    M = QT.shape[0]
-    eps = np.finfo(QT.dtype).eps
-    np.clip(QT, eps, 1.0 - eps, out=QT)
-    if pair.dtype == QT.dtype:
-        np.log(QT, out=pair[:M])
-        np.negative(QT, out=QT)
-        np.log1p(QT, out=pair[M:])
-    else:
-        pair[:M] = QT
-        np.subtract(1.0, QT, out=QT)
-        pair[M:] = QT
-        np.log(pair, out=pair)
-    np.negative(pair, out=pair)
 
 
 def _default_chunk(n_stored, itemsize):
@@ -200,19 +175,19 @@ class BlockedObjective:
         # on letter than chunks of the kernels' ~4 MB)
         step = int(max(32, min(self.chunk, (1 << 18) // (8 * M))))
         width = min(step, self.n_samples)
-        # the losses of Q's float64 values, as binary_losses computes them (in
-        # single precision for float32 storage, see _cross_entropy_into)
+        # the losses of Q's float64 values (cross-entropy in single precision for
+        # float32 storage, see cross_entropy_into)
         QT_buf = np.empty((M, width))
         pair_dtype = self.dtype if loss == "cross_entropy" else np.float64
-        pair_buf = np.empty((2 * M, width), dtype=pair_dtype)
+        pair_buf = np.empty((2, M, width), dtype=pair_dtype)
         for cols in self._chunks(step):
             c = cols.stop - cols.start
-            QT, pair = QT_buf[:, :c], pair_buf[:, :c]
+            QT, pair = QT_buf[:, :c], pair_buf[:, :, :c]
             np.copyto(QT, Q[cols].T)
             if loss == "cross_entropy":
-                _cross_entropy_into(QT, pair)
+                cross_entropy_into(QT, pair)
             else:
-                pair[:M], pair[M:] = binary_losses(QT, loss, output)
+                pair[0], pair[1] = binary_losses(QT, loss, output)
             self._fill(pair, cols)
         return self
 
@@ -283,10 +258,11 @@ class BlockedObjective:
     def _fill(self, pair, cols):
         """Write the stored columns of the samples ``cols`` from ``pair = [L_pos; L_neg]``.
 
-        ``pair`` has shape ``(2M, c)`` (losses transposed); stored column ``c``
-        is row ``_fill_src[c]`` of the stacked coefficient combinations.
+        ``pair`` has shape ``(2M, c)`` or ``(2, M, c)`` (losses transposed); stored
+        column ``c`` is row ``_fill_src[c]`` of the stacked coefficient combinations.
         """
         M = self.n_weights
+        pair = pair.reshape(2 * M, pair.shape[-1])
         if self._fill_combos == [(1.0, 0.0), (0.0, 1.0)]:
             stacked = pair  # the combinations are L_pos and L_neg themselves
         else:
