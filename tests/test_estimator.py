@@ -4,6 +4,8 @@ from sklearn.base import clone
 from sklearn.datasets import load_iris, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -127,3 +129,47 @@ def test_fit_predict_binaries_is_fit_then_predict(iris):
     separate = fit_binaries(LogisticRegression(), X, y, code)
     np.testing.assert_allclose(Q, predict_binaries(separate, X, "proba"), rtol=1e-12)
     np.testing.assert_allclose(Q, predict_binaries(estimators, X, "proba"), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "base, output",
+    [
+        (LogisticRegression(), "proba"),
+        (LogisticRegression(), "margin"),
+        (LinearSVC(), "margin"),
+        (make_pipeline(StandardScaler(), LogisticRegression()), "proba"),  # per column
+    ],
+)
+def test_linear_binaries_predict_in_one_product_as_one_by_one(iris, base, output):
+    """The stacked product gives each estimator's own predict_proba / decision_function,
+    also for sparse X and beside a non-linear stand-in for a one-sided column."""
+    from scipy import sparse
+
+    from convexagg.binary import ConstantBinaryPredictor, fit_binaries, predict_binaries
+
+    X, y = iris
+    code = one_vs_one(3)
+    estimators = fit_binaries(base, X, y, code)
+    estimators.append(ConstantBinaryPredictor().fit(None, np.ones(4)))
+    one_by_one = np.column_stack(
+        [
+            est.predict_proba(X)[:, 1] if output == "proba" else np.ravel(est.decision_function(X))
+            for est in estimators
+        ]
+    )
+    np.testing.assert_allclose(predict_binaries(estimators, X, output), one_by_one, rtol=1e-12)
+    if not hasattr(base, "steps"):
+        Q_sparse = predict_binaries(estimators, sparse.csr_matrix(X), output)
+        np.testing.assert_allclose(Q_sparse, one_by_one, rtol=1e-12)
+
+
+def test_linear_binaries_name_the_one_with_nonfinite_outputs(iris):
+    from convexagg.binary import fit_binaries, predict_binaries
+
+    X, y = iris
+    estimators = fit_binaries(LogisticRegression(), X, y, one_vs_one(3))
+    estimators[2].coef_[0, 0] = np.nan
+    with pytest.raises(ValueError, match="binary classifier 2 .LogisticRegression. returned NaN"):
+        predict_binaries(estimators, X, "margin")
+    with pytest.raises(ValueError, match="X has 3 features"):
+        predict_binaries(estimators, X[:, :3], "proba")

@@ -10,6 +10,12 @@ Outputs are checked as they come back: a binary classifier that returns NaN or
 infinite values, probabilities outside ``[0, 1]`` or an output of the wrong
 shape is named in a ``ValueError`` instead of corrupting the aggregation.
 
+Linear binaries (scikit-learn's linear classifiers' ``decision_function``, and
+``LogisticRegression``'s ``predict_proba``, its logistic sigmoid) predict
+together: their coefficients are stacked and ``Q`` is one matrix product, the
+values those methods compute one column at a time (letter, 325 one-vs-one
+logistic regressions on 18,000 rows: 0.3 s -> 0.01 s).
+
 Seeding: given one seed per column (:func:`column_seeds`), every
 ``random_state`` parameter of a clone that is left at ``None`` (its own or a
 nested one, e.g. inside a pipeline) is set to its column's seed, so randomised
@@ -22,9 +28,12 @@ import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.special import expit
 from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _num_samples
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import _num_samples, validate_data
 
 __all__ = [
     "ConstantBinaryPredictor",
@@ -153,16 +162,60 @@ def _predict_binary(estimator, X, output, index=0):
             f"binary classifier {index} ({type(estimator).__name__}) returned "
             f"non-numeric outputs (dtype {values.dtype})."
         ) from None
-    if not np.isfinite(values).all():
+    _check_outputs(values[:, None], [estimator], output, [index])
+    return values
+
+
+def _check_outputs(values, estimators, output, indices):
+    """Raise for the first column of ``values`` that is not finite (or, for
+    probabilities, outside ``[0, 1]``), naming its binary classifier."""
+    lo, hi = values.min(axis=0, initial=0.0), values.max(axis=0, initial=0.0)
+    for j in np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi))):
         raise ValueError(
-            f"binary classifier {index} ({type(estimator).__name__}) returned NaN or "
-            "infinite outputs; convexagg needs finite probabilities or margins."
+            f"binary classifier {indices[j]} ({type(estimators[j]).__name__}) returned NaN "
+            "or infinite outputs; convexagg needs finite probabilities or margins."
         )
-    if output == "proba" and values.size and (values.min() < 0.0 or values.max() > 1.0):
-        raise ValueError(
-            f"binary classifier {index} ({type(estimator).__name__}) returned "
-            f"probabilities outside [0, 1] (min {values.min():.4g}, max {values.max():.4g})."
-        )
+    if output == "proba" and values.size:
+        for j in np.flatnonzero((lo < 0.0) | (hi > 1.0)):
+            raise ValueError(
+                f"binary classifier {indices[j]} ({type(estimators[j]).__name__}) returned "
+                f"probabilities outside [0, 1] (min {lo[j]:.4g}, max {hi[j]:.4g})."
+            )
+
+
+def _is_linear_class(cls, output):
+    """Whether ``cls``'s output is scikit-learn's linear map of ``X``: the
+    ``decision_function`` of ``LinearClassifierMixin`` (and, for probabilities,
+    ``LogisticRegression``'s ``predict_proba``, its sigmoid for binary problems)."""
+    if getattr(cls, "decision_function", None) is not LogisticRegression.decision_function:
+        return False
+    return output == "margin" or cls.predict_proba is LogisticRegression.predict_proba
+
+
+def _is_linear(estimator, output):
+    """:func:`_is_linear_class`, fitted on a binary problem."""
+    coef = getattr(estimator, "coef_", None)
+    return (
+        _is_linear_class(type(estimator), output)
+        and isinstance(coef, np.ndarray)
+        and coef.ndim == 2
+        and coef.shape[0] == 1
+        and len(getattr(estimator, "classes_", ())) == 2
+    )
+
+
+def _predict_linear(estimators, X, output, indices):
+    """Outputs of linear binaries (:func:`_is_linear`) in one product, ``(n, len)``:
+    what their ``decision_function`` (``predict_proba[:, 1]``) computes, as
+    ``X @ coef.T + intercept`` (then the sigmoid), for all of them at once."""
+    X = validate_data(estimators[0], X, accept_sparse="csr", reset=False)
+    W = np.concatenate([est.coef_ for est in estimators]).T
+    b = np.concatenate([np.ravel(est.intercept_) for est in estimators])
+    values = np.asarray(safe_sparse_dot(X, W, dense_output=True), dtype=np.float64)
+    values += b
+    if output == "proba":
+        expit(values, out=values)
+    _check_outputs(values, estimators, output, indices)
     return values
 
 
@@ -214,6 +267,9 @@ def fit_predict_binaries(estimator, X, y, code, output, n_jobs=None, seeds=None)
     estimators : list of fitted estimators, one per column
     Q : ndarray of shape (n_samples, n_classifiers)
     """
+    if _is_linear_class(type(estimator), output):  # they predict faster together
+        estimators = fit_binaries(estimator, X, y, code, n_jobs=n_jobs, seeds=seeds)
+        return estimators, predict_binaries(estimators, X, output, n_jobs=n_jobs)
     _warn_one_sided(y, code)
     seeds = [None] * code.shape[1] if seeds is None else seeds
     pairs = Parallel(n_jobs=n_jobs)(
@@ -227,11 +283,22 @@ def fit_predict_binaries(estimator, X, y, code, output, n_jobs=None, seeds=None)
 
 def predict_binaries(estimators, X, output, n_jobs=None):
     """Binary outputs ``Q`` of shape ``(n_samples, n_classifiers)``, checked to be finite
-    (and inside ``[0, 1]`` for probabilities)."""
+    (and inside ``[0, 1]`` for probabilities). Linear binaries with the same number
+    of features predict in one product (see the module docstring), the others in
+    parallel, one task each."""
+    linear = [l for l, est in enumerate(estimators) if _is_linear(est, output)]
+    if len({estimators[l].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
+        linear = []
+    others = sorted(set(range(len(estimators))) - set(linear))
+    Q = np.empty((_num_samples(X), len(estimators)))
+    if linear:
+        Q[:, linear] = _predict_linear([estimators[l] for l in linear], X, output, linear)
     columns = Parallel(n_jobs=n_jobs)(
-        delayed(_predict_binary)(est, X, output, l) for l, est in enumerate(estimators)
+        delayed(_predict_binary)(estimators[l], X, output, l) for l in others
     )
-    return np.column_stack(columns).astype(np.float64, copy=False)
+    for l, column in zip(others, columns):
+        Q[:, l] = column
+    return Q
 
 
 def _fit_predict_binary(estimator, X, y, column, train, test, output, seed, index):
