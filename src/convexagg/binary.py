@@ -28,7 +28,6 @@ import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.special import expit
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
@@ -213,8 +212,11 @@ def _predict_linear(estimators, X, output, indices):
     b = np.concatenate([np.ravel(est.intercept_) for est in estimators])
     values = np.asarray(safe_sparse_dot(X, W, dense_output=True), dtype=np.float64)
     values += b
-    if output == "proba":
-        expit(values, out=values)
+    if output == "proba":  # scipy's expit, 1 / (1 + exp(-x)), with numpy's faster exp
+        with np.errstate(over="ignore"):  # exp(-x) = inf gives 0, as expit does
+            np.exp(np.negative(values, out=values), out=values)
+        values += 1.0
+        np.reciprocal(values, out=values)
     _check_outputs(values, estimators, output, indices)
     return values
 
@@ -290,9 +292,13 @@ def predict_binaries(estimators, X, output, n_jobs=None):
     if len({estimators[l].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
         linear = []
     others = sorted(set(range(len(estimators))) - set(linear))
+    if linear:
+        values = _predict_linear([estimators[l] for l in linear], X, output, linear)
+        if not others:
+            return values
     Q = np.empty((_num_samples(X), len(estimators)))
     if linear:
-        Q[:, linear] = _predict_linear([estimators[l] for l in linear], X, output, linear)
+        Q[:, linear] = values
     columns = Parallel(n_jobs=n_jobs)(
         delayed(_predict_binary)(estimators[l], X, output, l) for l in others
     )
