@@ -110,10 +110,13 @@ def _newton_direction_cholesky(objective, point, zw, g):
     return _dense_solve(H, -g), 0
 
 
-def _newton_direction(objective, point, zw, g, r_norm):
-    """Solve ``(hess f + diag(zw)) dw = -g`` by PCG with the diagonal as preconditioner.
+def _pcg(objective, point, zw, rhs, r_norm, diag=None):
+    """Solve ``(hess f + diag(zw)) d = rhs`` by PCG with the diagonal as preconditioner.
 
-    Inexact Newton: the PCG residual ``H dw + g`` is exactly the error in the
+    Returns ``(d, n_iter)``. ``diag``: the Hessian's diagonal plus ``zw``, if
+    already computed (the predictor-corrector solves twice with one matrix).
+
+    Inexact Newton: the PCG residual ``H d - rhs`` is exactly the error in the
     first block of the linearised KKT system, so it is bounded against
     ``|r_mu|`` itself (not against ``|g|``, which carries ``(zw - mu) / w`` and
     can be far larger): ``|e| <= 0.1 |r|`` (a constant forcing term) keeps the
@@ -126,7 +129,8 @@ def _newton_direction(objective, point, zw, g, r_norm):
     399 at 1e-6).
     """
     M = zw.size
-    diag = objective.hess_diag(point) + zw
+    if diag is None:
+        diag = objective.hess_diag(point) + zw
     H = LinearOperator((M, M), matvec=lambda v: objective.hessp(point, v) + zw * v, dtype=float)
     precond = LinearOperator((M, M), matvec=lambda v: v / diag, dtype=float)
     n_iter = 0
@@ -136,8 +140,85 @@ def _newton_direction(objective, point, zw, g, r_norm):
         n_iter += 1
 
     atol = CG_FORCING * r_norm
-    dw, _ = cg(H, -g, rtol=0.0, atol=atol, maxiter=10 * M, M=precond, callback=count)
-    return dw, n_iter
+    d, _ = cg(H, rhs, rtol=0.0, atol=atol, maxiter=10 * M, M=precond, callback=count)
+    return d, n_iter
+
+
+def _start(objective, w0, z0):
+    """``(w, z, point)`` at the start: the paper's ``w = 1/M, z = 1`` unless given;
+    ``ValueError`` unless strictly positive with a finite objective and gradient."""
+    M = objective.n_weights
+    w = np.full(M, 1.0 / M) if w0 is None else np.array(w0, dtype=np.float64)
+    z = np.ones(M) if z0 is None else np.array(z0, dtype=np.float64)
+    if not (np.all(w > 0) and np.all(z > 0)):
+        raise ValueError("the interior point start (w0, z0) must be strictly positive.")
+    point = objective.evaluate(w)
+    if not _finite(point):
+        raise ValueError(
+            "the objective or its gradient is not finite at the start point; the "
+            "per-classifier losses must be finite."
+        )
+    return w, z, point
+
+
+def _record(history, point, w, z, mu, step, cg_iter):
+    """Append one iterate to ``history`` (see :class:`SolverResult`)."""
+    history["objective"].append(point.value)
+    history["gap"].append(float(w @ z))
+    history["residual"].append(_residual_norm(point.grad, w, z, mu))
+    history["step"].append(step)
+    history["mu"].append(mu)
+    history["cg_iter"].append(cg_iter)
+    history["weights"].append(w.copy())
+
+
+def _line_search(objective, w, z, dw, dz, s, mu, r_norm, alpha, beta):
+    """Backtracking from step ``s`` until ``w, z > 0``, the new point is finite and
+    ``|r_mu|`` has dropped by the factor ``1 - alpha s`` (eq. 25).
+
+    Returns ``(s, w_new, z_new, point)``, or None when ``s`` falls below 1e-12.
+    """
+    while s >= 1e-12:
+        w_new, z_new = w + s * dw, z + s * dz
+        if np.all(w_new > 0) and np.all(z_new > 0):
+            point = objective.evaluate(w_new)
+            # NaN compares False, but say it: a non-finite point is never accepted.
+            if _finite(point) and (
+                _residual_norm(point.grad, w_new, z_new, mu) <= (1 - alpha * s) * r_norm
+            ):
+                return s, w_new, z_new, point
+        s *= beta
+    return None
+
+
+_WHY = {
+    "max_iter": "increase max_iter or tol",
+    "line_search": (
+        "no step reduced the KKT residual further (the tolerance may be below "
+        "what floating point resolves for this problem, or the problem is "
+        "badly scaled); increase tol or alpha"
+    ),
+    "nonfinite_direction": (
+        "the Newton direction was not finite (ill-conditioned Hessian); increase alpha"
+    ),
+}
+
+
+def _result(w, z, n_iter, reason, history, tol, name):
+    """The :class:`SolverResult`; a ``ConvergenceWarning`` saying why unless converged."""
+    converged = reason == "converged"
+    if not converged:
+        warnings.warn(
+            f"the {name} stopped after {n_iter} iterations without reaching tol={tol} "
+            f"(residual {history['residual'][-1]:.2e}, gap {history['gap'][-1]:.2e}): "
+            f"{_WHY[reason]}.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    history = {key: np.asarray(val) for key, val in history.items()}
+    return SolverResult(
+        w=w, z=z, n_iter=n_iter, converged=converged, history=history, message=reason
+    )
 
 
 def interior_point(
@@ -192,33 +273,12 @@ def interior_point(
     """
     if newton not in ("cg", "cholesky"):
         raise ValueError(f"newton must be 'cg' or 'cholesky', got {newton!r}.")
-    M = objective.n_weights
-    w = np.full(M, 1.0 / M) if w0 is None else np.array(w0, dtype=np.float64)
-    z = np.ones(M) if z0 is None else np.array(z0, dtype=np.float64)
-    if not (np.all(w > 0) and np.all(z > 0)):
-        raise ValueError("the interior point start (w0, z0) must be strictly positive.")
-
-    point = objective.evaluate(w)
-    if not _finite(point):
-        raise ValueError(
-            "the objective or its gradient is not finite at the start point; the "
-            "per-classifier losses must be finite."
-        )
+    w, z, point = _start(objective, w0, z0)
+    M = w.size
     mu = (w @ z) / (2 * M)
     s = 1.0
     history = {key: [] for key in HISTORY_KEYS}
-
-    def record(step, cg_iter):
-        history["objective"].append(point.value)
-        history["gap"].append(float(w @ z))
-        history["residual"].append(_residual_norm(point.grad, w, z, mu))
-        history["step"].append(step)
-        history["mu"].append(mu)
-        history["cg_iter"].append(cg_iter)
-        history["weights"].append(w.copy())
-
-    record(0.0, 0)
-    converged = False
+    _record(history, point, w, z, mu, 0.0, 0)
     reason = "max_iter"
     n_iter = 0
     while n_iter < max_iter:
@@ -232,7 +292,7 @@ def interior_point(
         zw = z / w
         g = point.grad - mu / w
         if newton == "cg":
-            dw, cg_iter = _newton_direction(objective, point, zw, g, r_norm)
+            dw, cg_iter = _pcg(objective, point, zw, -g, r_norm)
         else:
             dw, cg_iter = _newton_direction_cholesky(objective, point, zw, g)
         dz = -zw * dw - z + mu / w
@@ -240,54 +300,16 @@ def interior_point(
             reason = "nonfinite_direction"
             break
 
-        # Step length (eqs. 24-25).
+        # Step length (eqs. 24-25): s_max keeps z >= 0, the line search w > 0.
         neg = dz < 0
         s_max = min(1.0, float(np.min(-z[neg] / dz[neg]))) if neg.any() else 1.0
-        s = 0.99 * s_max
-        while True:
-            w_new = w + s * dw
-            if np.all(w_new > 0):
-                z_new = z + s * dz
-                new_point = objective.evaluate(w_new)
-                # NaN compares False, but say it: a non-finite point is never accepted.
-                if (
-                    _finite(new_point)
-                    and _residual_norm(new_point.grad, w_new, z_new, mu) <= (1 - alpha * s) * r_norm
-                ):
-                    break
-            s *= beta
-            if s < 1e-12:
-                break
-        if s < 1e-12:  # no acceptable step: the iterate cannot be improved further
+        found = _line_search(objective, w, z, dw, dz, 0.99 * s_max, mu, r_norm, alpha, beta)
+        if found is None:  # no acceptable step: the iterate cannot be improved further
             reason = "line_search"
             break
-        w, z, point = w_new, z_new, new_point
-        record(s, cg_iter)
+        s, w, z, point = found
+        _record(history, point, w, z, mu, s, cg_iter)
         if history["residual"][-1] <= tol and history["gap"][-1] <= tol:
-            converged = True
             reason = "converged"
             break
-
-    if not converged:
-        why = {
-            "max_iter": "increase max_iter or tol",
-            "line_search": (
-                "no step reduced the KKT residual further (the tolerance may be below "
-                "what floating point resolves for this problem, or the problem is "
-                "badly scaled); increase tol or alpha"
-            ),
-            "nonfinite_direction": (
-                "the Newton direction was not finite (ill-conditioned Hessian); increase alpha"
-            ),
-        }[reason]
-        warnings.warn(
-            f"the interior point method stopped after {n_iter} iterations without "
-            f"reaching tol={tol} (residual {history['residual'][-1]:.2e}, gap "
-            f"{history['gap'][-1]:.2e}): {why}.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    history = {key: np.asarray(val) for key, val in history.items()}
-    return SolverResult(
-        w=w, z=z, n_iter=n_iter, converged=converged, history=history, message=reason
-    )
+    return _result(w, z, n_iter, reason, history, tol, "interior point method")

@@ -28,18 +28,17 @@ the Hessian of ``f`` is kept for one more iteration after a long step
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from scipy.sparse.linalg import LinearOperator, cg
-from sklearn.exceptions import ConvergenceWarning
 
 from .interior_point import (
-    CG_FORCING,
     HISTORY_KEYS,
-    SolverResult,
     _dense_solve,
+    _line_search,
+    _pcg,
+    _record,
     _residual_norm,
+    _result,
+    _start,
 )
 
 __all__ = ["predictor_corrector"]
@@ -76,28 +75,11 @@ def _step(system, point, w, z, zw, mu, alpha, beta, step_fraction):
         centre = (target - dw_aff * dz_aff) / w if second_order else target / w
         dw = system.solve(-point.grad + centre, r_norm)
         dz = -z + centre - zw * dw
-        found = _line_search(
-            system.objective, w, z, dw, dz, target, r_norm, alpha, beta, step_fraction
-        )
+        s = step_fraction * min(_max_step(w, dw), _max_step(z, dz))  # to the boundary
+        found = _line_search(system.objective, w, z, dw, dz, s, target, r_norm, alpha, beta)
         if found is not None:
             return found, target
     return None, target
-
-
-def _line_search(objective, w, z, dw, dz, target, r_norm, alpha, beta, step_fraction):
-    """Fraction to the boundary, then backtracking until ``|r_target|`` drops by ``1 - alpha s``.
-
-    Returns ``(s, w_new, z_new, point)``, or None when ``s`` falls below 1e-12.
-    """
-    s = step_fraction * min(_max_step(w, dw), _max_step(z, dz))
-    while s >= 1e-12:
-        w_new, z_new = w + s * dw, z + s * dz
-        if np.all(w_new > 0) and np.all(z_new > 0):
-            point = objective.evaluate(w_new)
-            if _residual_norm(point.grad, w_new, z_new, target) <= (1 - alpha * s) * r_norm:
-                return s, w_new, z_new, point
-        s *= beta
-    return None
 
 
 class _NewtonSystem:
@@ -107,37 +89,17 @@ class _NewtonSystem:
         self.objective, self.point, self.zw, self.newton = objective, point, zw, newton
         self.cg_iter = 0
         self.reused = hessian is not None
-        M = zw.size
         if newton == "cholesky":
             self.hessian = objective.hessian(point) if hessian is None else hessian
             self._H = self.hessian + np.diag(zw)
         else:  # the paper's PCG, the diagonal computed once for both solves
-            diag = objective.hess_diag(point) + zw
-            self._H = LinearOperator(
-                (M, M), matvec=lambda v: objective.hessp(point, v) + zw * v, dtype=float
-            )
-            self._precond = LinearOperator((M, M), matvec=lambda v: v / diag, dtype=float)
+            self._diag = objective.hess_diag(point) + zw
 
     def solve(self, rhs, r_norm):
         """Solve for ``rhs``; PCG stops at ``CG_FORCING r`` as in ``interior_point``."""
         if self.newton == "cholesky":
             return _dense_solve(self._H, rhs)
-        n_iter = 0
-
-        def count(_):
-            nonlocal n_iter
-            n_iter += 1
-
-        atol = CG_FORCING * r_norm
-        d, _ = cg(
-            self._H,
-            rhs,
-            rtol=0.0,
-            atol=atol,
-            maxiter=10 * rhs.size,
-            M=self._precond,
-            callback=count,
-        )
+        d, n_iter = _pcg(self.objective, self.point, self.zw, rhs, r_norm, diag=self._diag)
         self.cg_iter += n_iter
         return d
 
@@ -194,32 +156,16 @@ def predictor_corrector(
     """
     if newton not in ("cg", "cholesky"):
         raise ValueError(f"newton must be 'cg' or 'cholesky', got {newton!r}.")
-    M = objective.n_weights
-    w = np.full(M, 1.0 / M) if w0 is None else np.array(w0, dtype=np.float64)
-    z = np.ones(M) if z0 is None else np.array(z0, dtype=np.float64)
-    if not (np.all(w > 0) and np.all(z > 0)):
-        raise ValueError("the interior point start (w0, z0) must be strictly positive.")
-
-    point = objective.evaluate(w)
-    target = (w @ z) / M
+    w, z, point = _start(objective, w0, z0)
+    target = (w @ z) / w.size
     history = {key: [] for key in HISTORY_KEYS}
-
-    def record(step, cg_iter):
-        history["objective"].append(point.value)
-        history["gap"].append(float(w @ z))
-        history["residual"].append(_residual_norm(point.grad, w, z, target))
-        history["step"].append(step)
-        history["mu"].append(target)
-        history["cg_iter"].append(cg_iter)
-        history["weights"].append(w.copy())
-
-    record(0.0, 0)
-    converged = False
+    _record(history, point, w, z, target, 0.0, 0)
+    reason = "max_iter"
     n_iter = 0
     hessian, age, s = hessian0, 0, (1.0 if hessian0 is not None else 0.0)
     while n_iter < max_iter:
         n_iter += 1
-        mu = (w @ z) / M
+        mu = (w @ z) / w.size
         zw = z / w
         # the Hessian of f from the last iteration is kept for one more when that
         # step was long (f's curvature moves little there); if the kept one gives
@@ -233,24 +179,14 @@ def predictor_corrector(
             if found is not None:
                 break
         if found is None:  # no acceptable step: the iterate cannot be improved further
+            reason = "line_search"
             break
         if newton == "cholesky":
             age = age + 1 if system.reused else 0
             hessian = system.hessian
-        s, w_new, z_new, new_point = found
-        w, z, point = w_new, z_new, new_point
-        record(s, system.cg_iter)
+        s, w, z, point = found
+        _record(history, point, w, z, target, s, system.cg_iter)
         if history["residual"][-1] <= tol and history["gap"][-1] <= tol:
-            converged = True
+            reason = "converged"
             break
-
-    if not converged:
-        warnings.warn(
-            f"the predictor-corrector interior point stopped after {n_iter} iterations "
-            f"without reaching tol={tol} (residual {history['residual'][-1]:.2e}, gap "
-            f"{history['gap'][-1]:.2e}); increase max_iter or tol.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    history = {key: np.asarray(val) for key, val in history.items()}
-    return SolverResult(w=w, z=z, n_iter=n_iter, converged=converged, history=history)
+    return _result(w, z, n_iter, reason, history, tol, "predictor-corrector interior point")
