@@ -69,14 +69,15 @@ _LOG_LOSS_CAP = 30.0
 LOSS_CAP = float(np.exp(_LOG_LOSS_CAP))
 
 
-def clip_proba(Q):
+def clip_proba(Q, out=None):
     """Clip probabilities into ``[eps, 1 - eps]`` (``eps`` = machine epsilon of the dtype).
 
     The single place where convexagg moves probabilities away from 0 and 1, so
     that ``-log q`` stays finite (at most ``-log(2.2e-16) = 36`` in float64).
+    ``out``: where to write (``Q`` itself for in place); a new array by default.
     """
     eps = np.finfo(Q.dtype).eps
-    return np.clip(Q, eps, 1.0 - eps)
+    return np.clip(Q, eps, 1.0 - eps, out=out)
 
 
 def cross_entropy_into(q, out):
@@ -95,8 +96,7 @@ def cross_entropy_into(q, out):
     decoder's ``predict_proba``) call it on cache-sized chunks with preallocated
     buffers; :func:`binary_losses` on the whole array.
     """
-    eps = np.finfo(np.float64).eps
-    np.clip(q, eps, 1.0 - eps, out=q)
+    clip_proba(q, out=q)
     out[0] = q
     np.subtract(1.0, q, out=q)
     out[1] = q
