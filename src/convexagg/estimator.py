@@ -232,6 +232,20 @@ default="ovo"
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
+    def _validate_training_data(self, X, y):
+        """``(X, y as class indices, classes)`` after every check of ``X`` and ``y``."""
+        _check_lengths(X, y)
+        X, y = self._validate_X(X, y)
+        y = column_or_1d(y, warn=True)
+        _check_targets(y)
+        encoder = LabelEncoder().fit(y)
+        classes = encoder.classes_
+        if classes.size < 2:
+            raise ValueError(
+                f"y contains 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
+            )
+        return X, encoder.transform(y), classes
+
     @_fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
     def fit(self, X, y):
@@ -253,17 +267,7 @@ default="ovo"
             Naming the offending parameter or input. ``fit`` is all-or-nothing:
             if it raises, the estimator is left exactly as it was before.
         """
-        _check_lengths(X, y)
-        X, y = self._validate_X(X, y)
-        y = column_or_1d(y, warn=True)
-        _check_targets(y)
-        encoder = LabelEncoder().fit(y)
-        classes = encoder.classes_
-        if classes.size < 2:
-            raise ValueError(
-                f"y contains 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
-            )
-        y_enc = encoder.transform(y)
+        X, y_enc, classes = self._validate_training_data(X, y)
         # One generator for the code and the binaries' seeds: a seed fixes both.
         rng = None if self.random_state is None else check_random_state(self.random_state)
         code = make_code(self.code, classes.size, random_state=rng)

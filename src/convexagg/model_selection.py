@@ -7,10 +7,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from .binary import binary_output_kind, fit_binaries, predict_binaries
 from .codes import CODE_NAMES, make_code
@@ -174,16 +172,7 @@ class ConvexAggregationClassifierCV(CodeMatrixClassifier):
         -------
         self
         """
-        X, y = self._validate_X(X, y)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        classes = encoder.classes_
-        if classes.size < 2:
-            raise ValueError(
-                f"y contains 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
-            )
-        y_enc = encoder.transform(y)
+        X, y_enc, classes = self._validate_training_data(X, y)
         code = make_code(self.code, classes.size, random_state=self.random_state)
         alphas = self._alpha_grid()
         base = self._base_estimator()
