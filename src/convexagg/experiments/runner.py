@@ -19,8 +19,6 @@ fingerprint and never mixes with older results.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 import traceback
 import zlib
@@ -33,6 +31,7 @@ from joblib import Parallel, delayed
 
 from ..codes import make_code, sparse_random
 from ..datasets import load_dataset
+from ..io import atomic_write
 from .direct import DIRECT_METHODS, run_direct
 from .methods import AGGREGATION_METHODS, MethodContext, make_decoder
 from .protocol import Protocol, aggregation_alpha, base_for, fit_tuned_binaries, make_split, metrics
@@ -74,18 +73,12 @@ class Task:
 
 
 def _atomic_write(path, write):
-    """Write through ``write(handle)`` into a temporary file, then rename."""
+    """Write through ``write(handle)`` atomically (:func:`convexagg.io.atomic_write`),
+    creating the folder first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path) as handle:
+        write(handle)
 
 
 def _write_json(path, obj):
