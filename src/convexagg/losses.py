@@ -70,36 +70,39 @@ LOSS_CAP = float(np.exp(_LOG_LOSS_CAP))
 
 
 def clip_proba(Q, out=None):
-    """Clip probabilities into ``[eps, 1 - eps]`` (``eps`` = machine epsilon of the dtype).
+    """Clip probabilities into ``[eps, 1 - eps]`` (``eps`` = machine epsilon of the dtype
+    of the result).
 
     The single place where convexagg moves probabilities away from 0 and 1, so
     that ``-log q`` stays finite (at most ``-log(2.2e-16) = 36`` in float64).
     ``out``: where to write (``Q`` itself for in place); a new array by default.
     """
-    eps = np.finfo(Q.dtype).eps
+    eps = np.finfo((Q if out is None else out).dtype).eps
     return np.clip(Q, eps, 1.0 - eps, out=out)
 
 
-def cross_entropy_into(q, out):
+def cross_entropy_into(q, out, work=None):
     """Both cross-entropy losses of the probabilities ``q``, written into ``out``.
 
     ``out[0] = -log q`` and ``out[1] = -log(1 - q)``, ``out`` of shape
-    ``(2,) + q.shape``. ``q`` (float64) is clipped as :func:`clip_proba` and then
-    overwritten. ``1 - q`` is formed in float64 and its log taken directly
-    (absolute error below 3e-16; ``log1p`` costs twice as much). A float32 ``out``
-    gets the logs of the float64 ``q`` and ``1 - q`` rounded to float32, taken in
-    single precision: numpy vectorises float32 ``log`` but not float64's on AVX2
-    machines (3x faster); the absolute error, below 1.2e-7, stays under the
-    rounding of the float32 losses themselves once they exceed 2.
+    ``(2,) + q.shape``. ``work``: a float64 array of ``q``'s shape for the clipped
+    ``q`` and ``1 - q`` (``q`` is then only read); without it ``q`` must be float64
+    and is overwritten. ``q`` is clipped as :func:`clip_proba` in float64; ``1 - q``
+    is formed in float64 and its log taken directly (absolute error below 3e-16;
+    ``log1p`` costs twice as much). A float32 ``out`` gets the logs of the float64
+    ``q`` and ``1 - q`` rounded to float32, taken in single precision: numpy
+    vectorises float32 ``log`` but not float64's on AVX2 machines (3x faster); the
+    absolute error, below 1.2e-7, stays under the rounding of the float32 losses
+    themselves once they exceed 2.
 
     The fast paths (:class:`~convexagg.solvers.BlockedObjective`, the convex
     decoder's ``predict_proba``) call it on cache-sized chunks with preallocated
     buffers; :func:`binary_losses` on the whole array.
     """
-    clip_proba(q, out=q)
-    out[0] = q
-    np.subtract(1.0, q, out=q)
-    out[1] = q
+    work = clip_proba(q, out=q if work is None else work)
+    out[0] = work
+    np.subtract(1.0, work, out=work)
+    out[1] = work
     np.log(out, out=out)
     np.negative(out, out=out)
     return out
@@ -165,7 +168,7 @@ def binary_losses(Q, loss="cross_entropy", output="proba"):
     check_loss(loss, output)
     Q = np.asarray(Q, dtype=np.float64)
     if loss == "cross_entropy":
-        losses = cross_entropy_into(Q.copy(), np.empty((2,) + Q.shape))
+        losses = cross_entropy_into(Q, np.empty((2,) + Q.shape), work=np.empty(Q.shape))
         return losses[0], losses[1]
     if loss == "exponential":
         m = Q - 0.5 if output == "proba" else np.clip(Q, -_LOG_LOSS_CAP, _LOG_LOSS_CAP)

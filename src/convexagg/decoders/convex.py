@@ -487,9 +487,8 @@ class ConvexDecoder(BaseDecoder):
         for start in range(0, n, step):
             rows = slice(start, min(start + step, n))
             c = rows.stop - start
-            q, losses = q_buf[:c], loss_buf[:c]
-            np.copyto(q, Q[rows])
-            cross_entropy_into(q, losses.transpose(1, 0, 2))
+            losses = loss_buf[:c]
+            cross_entropy_into(Q[rows], losses.transpose(1, 0, 2), work=q_buf[:c])
             np.matmul(losses.reshape(c, 2 * M), W, out=scores[rows])
         return scores.astype(np.float64, copy=False)
 

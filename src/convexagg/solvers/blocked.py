@@ -183,10 +183,10 @@ class BlockedObjective:
         for cols in self._chunks(step):
             c = cols.stop - cols.start
             QT, pair = QT_buf[:, :c], pair_buf[:, :, :c]
-            np.copyto(QT, Q[cols].T)
             if loss == "cross_entropy":
-                cross_entropy_into(QT, pair)
+                cross_entropy_into(Q[cols].T, pair, work=QT)
             else:
+                np.copyto(QT, Q[cols].T)
                 pair[0], pair[1] = binary_losses(QT, loss, output)
             self._fill(pair, cols)
         return self
