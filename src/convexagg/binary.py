@@ -169,17 +169,20 @@ def _check_outputs(values, estimators, output, indices):
     """Raise for the first column of ``values`` that is not finite (or, for
     probabilities, outside ``[0, 1]``), naming its binary classifier."""
     lo, hi = values.min(axis=0, initial=0.0), values.max(axis=0, initial=0.0)
-    for j in np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi))):
+    bad = np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi)))
+    if bad.size:
+        j = bad[0]
         raise ValueError(
             f"binary classifier {indices[j]} ({type(estimators[j]).__name__}) returned NaN "
             "or infinite outputs; convexagg needs finite probabilities or margins."
         )
-    if output == "proba" and values.size:
-        for j in np.flatnonzero((lo < 0.0) | (hi > 1.0)):
-            raise ValueError(
-                f"binary classifier {indices[j]} ({type(estimators[j]).__name__}) returned "
-                f"probabilities outside [0, 1] (min {lo[j]:.4g}, max {hi[j]:.4g})."
-            )
+    bad = np.flatnonzero((lo < 0.0) | (hi > 1.0)) if output == "proba" else []
+    if len(bad):
+        j = bad[0]
+        raise ValueError(
+            f"binary classifier {indices[j]} ({type(estimators[j]).__name__}) returned "
+            f"probabilities outside [0, 1] (min {lo[j]:.4g}, max {hi[j]:.4g})."
+        )
 
 
 def _is_linear_class(cls, output):
