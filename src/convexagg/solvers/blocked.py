@@ -27,9 +27,11 @@ The losses are stored transposed (``LT``: stored columns x samples, every class
 block a contiguous slab) in ``float64`` or ``float32``. All kernels walk the
 samples in chunks, so the temporaries are ``O(chunk (M + K))`` and nothing of
 size ``n x K x M`` exists. In ``float32`` the products run in single precision
-(sums of at most ``chunk`` terms; chunks and everything per sample -- softmax,
-log-sum-exp, value -- are accumulated in ``float64``): on letter with 325
-one-vs-one classifiers the gradient differs from the ``float64`` one by ~1e-8.
+(sums of at most ``chunk`` terms), and so do the losses' logs and the softmax's
+exponentials (``rho`` carries float32 rounding already); the sums over classes and
+chunks -- log-sum-exp, value, gradient -- are accumulated in ``float64``. On letter
+with 325 one-vs-one classifiers the float32 gradient differs from the ``float64``
+one by ~1e-8.
 
 The dense Hessian costs ``n M^2 / 2`` (the Gram ``S'S``, one symmetric rank-k
 update per chunk) plus ``n sum_k |cols(k)|^2`` for the per-class blocks.
