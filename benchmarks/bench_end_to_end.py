@@ -1,6 +1,6 @@
 """Target 5: ConvexAggregationClassifier against scikit-learn's OneVsOneClassifier, end to end.
 
-    python benchmarks/bench_end_to_end.py [--data-dir DIR] [--repeat 5] [--n-jobs 1,2]
+    python benchmarks/bench_end_to_end.py [--data-dir DIR] [--repeat 7] [--n-jobs 1,2]
 
 Both wrap ``LogisticRegression()`` with the same ``n_jobs`` and are fitted on the
 18,000 standardised letter training rows (one-vs-one: 325 binary problems).

@@ -1,6 +1,6 @@
 """Target 2: decoding 2,000 letter rows -- the convex aggregation beside GBTM and WMAP.
 
-    python benchmarks/bench_predict.py [--data-dir DIR] [--repeat 50] [--baseline-repeat 3]
+    python benchmarks/bench_predict.py [--data-dir DIR] [--repeat 7] [--baseline-repeat 3]
 
 The decoders are fitted on the 18,000 training rows' binary outputs (one-vs-one,
 325 classifiers); ``predict_proba`` is timed on the 2,000 test rows' outputs.
