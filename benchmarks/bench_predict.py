@@ -97,7 +97,7 @@ def main():
                 ("decoder", "decoder", None),
                 ("best", "best s", "{:.4f}"),
                 ("median", "median s", "{:.4f}"),
-                ("ratio", "x convex (paper's solver)", "{:.0f}"),
+                ("ratio", "x convex (paper's solver)", "{:.2g}"),
                 ("accuracy", "test accuracy", "{:.4f}"),
                 ("paper", "paper (Matlab), s", "{:.3f}"),
             ],
