@@ -256,7 +256,7 @@ def main(argv=None):
         threads_per_worker=1,
         processes=True,
         memory_limit=args.memory_limit,
-        dashboard_address=None,
+        dashboard_address=":0",  # a free port: another cluster may hold 8787
     )
     client = distributed.Client(cluster)
     workers = set(client.scheduler_info()["workers"])

@@ -35,7 +35,7 @@ def client():
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # a free port: another cluster may hold 8787
         memory_limit="1GiB",
         silence_logs=logging.ERROR,
     )
