@@ -62,29 +62,31 @@ def row_blocks(X, name="Q", require_known_rows=False):
     return X
 
 
-def aligned_labels(y, row_chunks, n_rows):
+def aligned_labels(y, row_chunks, n_rows, name="y", integer=True):
     """``y`` as a 1-D Dask array chunked exactly like the rows of ``Q``.
 
     A NumPy ``y`` is split into the row chunks of ``Q``; a Dask ``y`` with other
-    chunks is rechunked (lazy, cheap for a 1-D array).
+    chunks is rechunked (lazy, cheap for a 1-D array). ``name`` and ``integer``
+    serve other per-row vectors (``sample_weight``: any numbers).
     """
     da = import_dask_array()
     if is_dask_array(y):
         if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}.")
+            raise ValueError(f"{name} must be 1-D, got shape {y.shape}.")
         if _has_unknown(y.chunks[0]):
             raise ValueError(
-                "the chunk sizes of the Dask array y are unknown; "
-                "call y.compute_chunk_sizes() first."
+                f"the chunk sizes of the Dask array {name} are unknown; "
+                f"call {name}.compute_chunk_sizes() first."
             )
     else:
         y = np.asarray(y)
         if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}.")
+            raise ValueError(f"{name} must be 1-D, got shape {y.shape}.")
     if y.shape[0] != n_rows:
-        raise ValueError(f"y must have one label per row of Q ({n_rows}), got {y.shape[0]} labels.")
-    if not np.issubdtype(y.dtype, np.integer):
-        raise ValueError(f"y must hold integer class indices, got dtype {y.dtype}.")
+        what = "label" if integer else "entry"
+        raise ValueError(f"{name} must have one {what} per row of Q ({n_rows}), got {y.shape[0]}.")
+    if integer and not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer class indices, got dtype {y.dtype}.")
     if not is_dask_array(y):
         return da.from_array(y, chunks=(tuple(row_chunks),))
     if tuple(y.chunks[0]) != tuple(row_chunks):

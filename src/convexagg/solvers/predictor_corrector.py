@@ -1,8 +1,8 @@
-"""Mehrotra's predictor-corrector primal-dual interior point for ``min f(w), w >= 0``.
+"""Mehrotra's predictor-corrector primal-dual interior point for ``min f(x), w >= 0``.
 
 The same perturbed KKT system as the paper's Algorithm 1
 (:func:`convexagg.solvers.interior_point`), the same reduced Newton matrix
-``H = hess f + diag(z / w)``, the same residual-norm line search and stopping
+``H = hess f + diag(z / w, 0)``, the same residual-norm line search and stopping
 rule (``|r_mu| <= tol`` and ``eta = z'w <= tol``); only the barrier parameter and
 the direction differ (Mehrotra 1992; Nocedal & Wright, *Numerical Optimization*,
 2nd ed., section 14.2, there for linear programs):
@@ -20,10 +20,9 @@ the direction differ (Mehrotra 1992; Nocedal & Wright, *Numerical Optimization*,
 Where the paper's rule ``mu = eta / (2M)`` halves the gap per accepted step at
 best, the corrector step lets the gap fall by orders of magnitude near the
 optimum: on letter with 325 one-vs-one classifiers it needs 12 iterations to
-the paper's tolerance, where Algorithm 1 needs 24. With ``newton="cholesky"``
+the paper's tolerance, where Algorithm 1 needs 24. With ``newton="direct"``
 the Hessian of ``f`` is kept for one more iteration after a long step
-(``reuse_hessian``), and a start may come with an approximate Hessian
-(``hessian0``, e.g. from a solve on a subsample of the rows).
+(``reuse_hessian``).
 """
 
 from __future__ import annotations
@@ -32,14 +31,15 @@ import numpy as np
 
 from .interior_point import (
     HISTORY_KEYS,
-    _dense_solve,
-    _line_search,
-    _pcg,
-    _record,
-    _residual_norm,
-    _result,
-    _start,
+    KKT,
+    WHY,
+    NewtonSystem,
+    interior_start,
+    line_search,
+    record,
+    summary,
 )
+from .result import History, finish
 
 __all__ = ["predictor_corrector"]
 
@@ -50,103 +50,88 @@ def _max_step(x, dx):
     return min(1.0, float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
 
 
-def _step(system, point, w, z, zw, mu, alpha, beta, step_fraction):
+def _step(system, kkt, point, x, z, mu, constants):
     """Predictor, centring parameter, corrector and line search of one iteration.
 
-    Returns ``(found, target)``: ``found`` as :func:`_line_search` (or None) and
-    the barrier target ``sigma mu`` of the step.
+    Returns ``(found, target, n_evaluations)``: ``found`` as
+    :func:`~convexagg.solvers.interior_point.line_search` (its point None when
+    no step was accepted) and the barrier target ``sigma mu`` of the step.
     """
-    M = w.size
+    sufficient_decrease, backtrack, step_fraction = constants
+    M = kkt.nb
+    w = x[:M]
     # predictor: Newton step towards mu = 0
-    r_aff = _residual_norm(point.grad, w, z, 0.0)
-    dw_aff = system.solve(-point.grad, r_aff)
-    dz_aff = -z - zw * dw_aff
-    s_w, s_z = _max_step(w, dw_aff), _max_step(z, dz_aff)
-    mu_aff = ((w + s_w * dw_aff) @ (z + s_z * dz_aff)) / M
+    r_aff = kkt.residual_norm(point.grad, x, z, 0.0)
+    dx_aff = system.solve(-point.grad, r_aff)
+    dz_aff = kkt.dual_step(x, z, dx_aff, 0.0)
+    s_w, s_z = _max_step(w, dx_aff[:M]), _max_step(z, dz_aff)
+    mu_aff = ((w + s_w * dx_aff[:M]) @ (z + s_z * dz_aff)) / M
     sigma = min(1.0, (mu_aff / mu) ** 3)
 
     # corrector: Newton step towards sigma mu with the second-order term
     target = sigma * mu
-    r_norm = _residual_norm(point.grad, w, z, target)
+    r_norm = kkt.residual_norm(point.grad, x, z, target)
+    evaluations = 0
     for second_order in (True, False):
         # without the second-order term the direction is the Newton step for
         # r_target, a descent direction for |r_target|: the fallback when the
         # corrected step finds no decrease (far from the central path)
-        centre = (target - dw_aff * dz_aff) / w if second_order else target / w
-        dw = system.solve(-point.grad + centre, r_norm)
-        dz = -z + centre - zw * dw
-        s = step_fraction * min(_max_step(w, dw), _max_step(z, dz))  # to the boundary
-        found = _line_search(system.objective, w, z, dw, dz, s, target, r_norm, alpha, beta)
-        if found is not None:
-            return found, target
-    return None, target
-
-
-class _NewtonSystem:
-    """``(hess f + diag(zw)) d = rhs`` at one point, for several right-hand sides."""
-
-    def __init__(self, objective, point, zw, newton, hessian=None):
-        self.objective, self.point, self.zw, self.newton = objective, point, zw, newton
-        self.cg_iter = 0
-        self.reused = hessian is not None
-        if newton == "cholesky":
-            self.hessian = objective.hessian(point) if hessian is None else hessian
-            self._H = self.hessian + np.diag(zw)
-        else:  # the paper's PCG, the diagonal computed once for both solves
-            self._diag = objective.hess_diag(point) + zw
-
-    def solve(self, rhs, r_norm):
-        """Solve for ``rhs``; PCG stops at ``CG_FORCING r`` as in ``interior_point``."""
-        if self.newton == "cholesky":
-            return _dense_solve(self._H, rhs)
-        d, n_iter = _pcg(self.objective, self.point, self.zw, rhs, r_norm, diag=self._diag)
-        self.cg_iter += n_iter
-        return d
+        centre = (target - dx_aff[:M] * dz_aff) / w if second_order else target / w
+        rhs = -point.grad.copy()
+        rhs[:M] += centre
+        dx = system.solve(rhs, r_norm)
+        dz = kkt.dual_step(x, z, dx, centre)
+        s = step_fraction * min(_max_step(w, dx[:M]), _max_step(z, dz))  # to the boundary
+        found = line_search(
+            system.objective, kkt, x, z, dx, dz, s, target, r_norm, sufficient_decrease, backtrack
+        )
+        evaluations += found[-1]
+        if found[3] is not None:
+            break
+    return found, target, evaluations
 
 
 def predictor_corrector(
     objective,
-    w0=None,
+    x0=None,
     z0=None,
     *,
     tol=1e-4,
     max_iter=100,
-    alpha=0.01,
-    beta=0.5,
+    newton="direct",
+    sufficient_decrease=0.01,
+    backtrack=0.5,
     step_fraction=0.99,
-    newton="cholesky",
     reuse_hessian=1,
-    hessian0=None,
+    callback=None,
 ):
     """Mehrotra predictor-corrector on the problem of :func:`interior_point`.
 
     Parameters
     ----------
-    objective : object
-        ``n_weights``, ``evaluate(w)``, and ``hessian(point)`` (``newton="cholesky"``)
-        or ``hessp(point, v)`` and ``hess_diag(point)`` (``newton="cg"``).
-    w0, z0 : ndarray of shape (M,), default=None
-        Strictly positive start; the paper's ``w = 1/M``, ``z = 1`` when None.
+    objective : Objective
+        ``evaluate``, and ``hessian(point)`` (``newton="direct"``) or
+        ``hessp(point, v)`` and ``hess_diag(point)`` (``newton="cg"``).
+    x0, z0 : ndarray, default=None
+        Strictly positive start, as :func:`interior_point`.
     tol : float, default=1e-4
-        Stop when ``|r_mu(w, z)|`` (at the step's target ``mu``) and ``z'w`` are
+        Stop when ``|r_mu(x, z)|`` (at the step's target ``mu``) and ``z'w`` are
         both ``<= tol``: the paper's rule.
     max_iter : int, default=100
-    alpha, beta : float, default=0.01, 0.5
+    newton : {"direct", "cg"}, default="direct"
+        The dense Hessian and a Cholesky solve (two solves per iteration for
+        the price of one Hessian), or PCG with the Hessian diagonal.
+    sufficient_decrease, backtrack : float, default=0.01, 0.5
         Backtracking on the residual norm, as in the paper.
     step_fraction : float, default=0.99
         Fraction of the distance to the boundary taken at most.
-    newton : {"cholesky", "cg"}, default="cholesky"
-        The dense Hessian and a direct solve (two solves per iteration for the
-        price of one Hessian), or PCG with the Hessian diagonal.
     reuse_hessian : int, default=1
-        With ``newton="cholesky"``: after a step of length >= 0.9 the Hessian of
+        With ``newton="direct"``: after a step of length >= 0.9 the Hessian of
         ``f`` may serve up to this many further iterations (with the current
         ``diag(z / w)``); an iteration whose kept Hessian yields no acceptable
         step is redone with a fresh one. 0: a new Hessian every iteration.
-    hessian0 : ndarray of shape (M, M), default=None
-        With ``newton="cholesky"``: an approximation of ``f``'s Hessian at
-        ``w0`` (e.g. from a solve on a subsample) used for the first iteration,
-        under the same rule as a kept Hessian.
+    callback : callable, default=None
+        Called with each iteration's record.
 
     Returns
     -------
@@ -154,39 +139,55 @@ def predictor_corrector(
         As :func:`interior_point`; a :class:`~sklearn.exceptions.ConvergenceWarning`
         is emitted when ``max_iter`` is reached first.
     """
-    if newton not in ("cg", "cholesky"):
-        raise ValueError(f"newton must be 'cg' or 'cholesky', got {newton!r}.")
-    w, z, point = _start(objective, w0, z0)
-    target = (w @ z) / w.size
-    history = {key: [] for key in HISTORY_KEYS}
-    _record(history, point, w, z, target, 0.0, 0)
+    if newton not in ("cg", "direct"):
+        raise ValueError(f"newton must be 'cg' or 'direct', got {newton!r}.")
+    kkt = KKT(objective)
+    x, z, point = interior_start(objective, x0, z0)
+    evaluations = 1
+    M = kkt.nb
+    constants = (sufficient_decrease, backtrack, step_fraction)
+    target = kkt.gap(x, z) / M
+    history = History(HISTORY_KEYS, callback)
+    record(history, kkt, point, x, z, target, 0.0, 0)
     reason = "max_iter"
     n_iter = 0
-    hessian, age, s = hessian0, 0, (1.0 if hessian0 is not None else 0.0)
+    hessian, age, s = None, 0, 0.0
     while n_iter < max_iter:
         n_iter += 1
-        mu = (w @ z) / w.size
-        zw = z / w
+        mu = kkt.gap(x, z) / M
+        zw = kkt.barrier_diagonal(x, z)
         # the Hessian of f from the last iteration is kept for one more when that
         # step was long (f's curvature moves little there); if the kept one gives
         # no acceptable step, the iteration is redone with a fresh Hessian
-        reuse = newton == "cholesky" and reuse_hessian and hessian is not None
+        reuse = newton == "direct" and reuse_hessian and hessian is not None
         reuse = reuse and s >= 0.9 and age < reuse_hessian
-        found = None
         for keep in (True, False) if reuse else (False,):
-            system = _NewtonSystem(objective, point, zw, newton, hessian if keep else None)
-            found, target = _step(system, point, w, z, zw, mu, alpha, beta, step_fraction)
-            if found is not None:
+            system = NewtonSystem(objective, point, zw, newton, hessian if keep else None)
+            found, target, n_eval = _step(system, kkt, point, x, z, mu, constants)
+            evaluations += n_eval
+            if found[3] is not None:
                 break
-        if found is None:  # no acceptable step: the iterate cannot be improved further
+        s, x_new, z_new, new_point, _ = found
+        if new_point is None:  # no acceptable step: the iterate cannot be improved further
             reason = "line_search"
             break
-        if newton == "cholesky":
+        if newton == "direct":
             age = age + 1 if system.reused else 0
             hessian = system.hessian
-        s, w, z, point = found
-        _record(history, point, w, z, target, s, system.cg_iter)
-        if history["residual"][-1] <= tol and history["gap"][-1] <= tol:
+        x, z, point = x_new, z_new, new_point
+        record(history, kkt, point, x, z, target, s, system.cg_iter)
+        if history.last("residual") <= tol and history.last("gap") <= tol:
             reason = "converged"
             break
-    return _result(w, z, n_iter, reason, history, tol, "predictor-corrector interior point")
+    return finish(
+        x,
+        z,
+        n_iter,
+        reason,
+        history,
+        tol,
+        "predictor-corrector interior point",
+        WHY,
+        evaluations,
+        summary(history),
+    )

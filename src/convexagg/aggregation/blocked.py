@@ -1,6 +1,6 @@
 """The convex aggregation objective stored by class, so that sparse codes cost ``O(n nnz)``.
 
-:class:`~convexagg.solvers.ConvexObjective` writes ``rho = L @ (E.T * [w, w])``
+:class:`~convexagg.aggregation.DenseObjective` writes ``rho = L @ (E.T * [w, w])``
 as one dense product: ``O(n K 2M)`` work per evaluation, although a one-vs-one
 column touches 2 of the ``K`` classes. :class:`BlockedObjective` computes the
 same value, gradient, Hessian-vector product, Hessian diagonal and dense Hessian
@@ -21,7 +21,7 @@ by class:
    class, so ``rho[:, k]`` and the gradient's pull-back are one matrix-vector
    product over class ``k``'s block (one batched product when all blocks have
    the same size, as for one-vs-one and one-vs-rest); columns shared by several
-   classes form one dense block handled as in ``ConvexObjective``.
+   classes form one dense block handled as in ``DenseObjective``.
 
 The losses are stored transposed (``LT``: stored columns x samples, every class
 block a contiguous slab) in ``float64`` or ``float32``. All kernels walk the
@@ -35,14 +35,25 @@ one by ~1e-8.
 
 The dense Hessian costs ``n M^2 / 2`` (the Gram ``S'S``, one symmetric rank-k
 update per chunk) plus ``n sum_k |cols(k)|^2`` for the per-class blocks.
+
+Class intercepts (``fit_intercept=True``) add ``b_k`` to ``rho[:, k]``; sample
+weights multiply each sample's terms (normalised by their sum). Both leave the
+kernels' structure as it is: the baseline shift changes every class of a sample
+by the same amount, so ``f`` as a function of ``(w, b)`` -- and every derivative
+-- is unchanged by it.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ..losses import binary_losses, check_loss, cross_entropy_into
-from .objective import Point
+from .dense import check_sample_weight
+from .penalty import Penalty
+from .point import Point
 
 __all__ = ["BlockedObjective", "reencode"]
 
@@ -108,13 +119,24 @@ def _default_chunk(n_stored, itemsize):
     return int(max(512, min(16384, (4 << 20) // max(1, n_stored * itemsize))))
 
 
-class BlockedObjective:
-    """``f(w)`` of the paper's problem (12) on a class-blocked loss matrix.
+def _build_threads():
+    """Threads that compute the losses: numpy's ``log`` runs on one core and
+    releases the GIL, so row chunks on two threads take half the time (letter,
+    18,000 x 325 one-vs-one in float64: 0.17 s -> 0.09 s on 2 cores)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
 
-    Same interface and results as :class:`~convexagg.solvers.ConvexObjective`
+
+class BlockedObjective:
+    """``f(x)`` of the paper's problem (12) on a class-blocked loss matrix.
+
+    Same interface and results as :class:`~convexagg.aggregation.DenseObjective`
     (``evaluate``, ``value``, ``hessp``, ``hess_diag``, ``hessian``,
-    ``predict_proba``, ``n_weights``, ``n_samples``, ``n_classes``), at
-    ``O(n nnz)`` per product instead of ``O(n K M)``; see the module docstring.
+    ``predict_proba``, ``take``, ``with_penalty``), at ``O(n nnz)`` per product
+    instead of ``O(n K M)``; see the module docstring.
 
     Parameters
     ----------
@@ -123,16 +145,17 @@ class BlockedObjective:
     code : ndarray of shape (n_classes, M)
     y : ndarray of shape (n_samples,)
         Integer class indices.
-    alpha : float
-        L2 regularisation strength.
+    penalty : Penalty, default=None
+        ``Penalty()`` (none) when None.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage and product precision of the losses. ``float32`` halves the
         memory and the bytes read per product.
     chunk : int, default=None
         Samples per chunk of the kernels (default: about 4 MB of stored losses).
-    l1 : float, default=0.0
-        Strength of an added ``l1 * sum(w)`` (linear on ``w >= 0``: it adds
-        ``l1`` to the gradient and nothing to the Hessian).
+    fit_intercept : bool, default=False
+        Free class intercepts after the weights.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weights of the samples in the likelihood.
 
     Attributes
     ----------
@@ -140,8 +163,22 @@ class BlockedObjective:
         The stored (baseline-shifted, class-blocked) losses.
     """
 
-    def __init__(self, L_pos, L_neg, code, y, alpha, *, dtype=np.float64, chunk=None, l1=0.0):
-        self._setup(code, y, alpha, dtype, chunk, np.shape(L_pos)[0], l1)
+    def __init__(
+        self,
+        L_pos,
+        L_neg,
+        code,
+        y,
+        penalty=None,
+        *,
+        dtype=np.float64,
+        chunk=None,
+        fit_intercept=False,
+        sample_weight=None,
+    ):
+        self._setup(
+            code, y, penalty, dtype, chunk, np.shape(L_pos)[0], fit_intercept, sample_weight
+        )
         M = self.n_weights
         for cols in self._chunks():
             pair = np.empty((2 * M, cols.stop - cols.start))
@@ -154,24 +191,26 @@ class BlockedObjective:
         Q,
         code,
         y,
-        alpha,
+        penalty=None,
         *,
         loss="cross_entropy",
         output="proba",
         dtype=np.float64,
         chunk=None,
-        l1=0.0,
+        fit_intercept=False,
+        sample_weight=None,
     ):
         """Build from binary outputs ``Q``, computing the losses chunk by chunk.
 
         ``L_pos`` and ``L_neg`` are never held whole: apart from chunk-sized
-        work buffers (allocated once: fresh memory per chunk costs page faults
-        that doubled the build time), the only allocation that grows with
-        ``n_samples x M`` is ``LT`` itself.
+        work buffers (allocated once per thread: fresh memory per chunk costs
+        page faults that doubled the build time), the only allocation that
+        grows with ``n_samples x M`` is ``LT`` itself. The chunks are shared
+        among a few threads (:func:`_build_threads`).
         """
         check_loss(loss, output)
         self = cls.__new__(cls)
-        self._setup(code, y, alpha, dtype, chunk, Q.shape[0], l1)
+        self._setup(code, y, penalty, dtype, chunk, Q.shape[0], fit_intercept, sample_weight)
         M = self.n_weights
         # build chunks of ~256 KB of Q: transposing them stays in cache (3x faster
         # on letter than chunks of the kernels' ~4 MB)
@@ -179,32 +218,43 @@ class BlockedObjective:
         width = min(step, self.n_samples)
         # the losses of Q's float64 values (cross-entropy in single precision for
         # float32 storage, see cross_entropy_into)
-        QT_buf = np.empty((M, width))
         pair_dtype = self.dtype if loss == "cross_entropy" else np.float64
-        pair_buf = np.empty((2, M, width), dtype=pair_dtype)
-        for cols in self._chunks(step):
-            c = cols.stop - cols.start
-            QT, pair = QT_buf[:, :c], pair_buf[:, :, :c]
-            if loss == "cross_entropy":
-                cross_entropy_into(Q[cols].T, pair, work=QT)
-            else:
-                np.copyto(QT, Q[cols].T)
-                pair[0], pair[1] = binary_losses(QT, loss, output)
-            self._fill(pair, cols)
+        chunks = list(self._chunks(step))
+        n_threads = min(_build_threads(), len(chunks))
+
+        def build(part):
+            QT_buf = np.empty((M, width))
+            pair_buf = np.empty((2, M, width), dtype=pair_dtype)
+            for cols in chunks[part::n_threads]:
+                c = cols.stop - cols.start
+                QT, pair = QT_buf[:, :c], pair_buf[:, :, :c]
+                if loss == "cross_entropy":
+                    cross_entropy_into(Q[cols].T, pair, work=QT)
+                else:
+                    np.copyto(QT, Q[cols].T)
+                    pair[0], pair[1] = binary_losses(QT, loss, output)
+                self._fill(pair, cols)
+
+        if n_threads == 1:
+            build(0)
+        else:
+            with ThreadPoolExecutor(n_threads) as pool:
+                list(pool.map(build, range(n_threads)))  # list(): re-raise a worker's error
         return self
 
-    def _setup(self, code, y, alpha, dtype, chunk, n_samples, l1=0.0):
+    def _setup(self, code, y, penalty, dtype, chunk, n_samples, fit_intercept, sample_weight):
         code = np.asarray(code)
         self.code = code
-        self.l1 = float(l1)
+        self.penalty = Penalty() if penalty is None else penalty
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype}.")
         self.spec = spec = reencode(code)
         self.y = np.asarray(y, dtype=np.intp)
-        self.alpha = float(alpha)
         self.n_samples = int(n_samples)
         self.n_classes, self.n_weights = code.shape
+        self.n_intercepts = self.n_classes if fit_intercept else 0
+        self._set_sample_weight(None if sample_weight is None else sample_weight)
         K, M = code.shape
         weight = spec["weight"]
         m = weight.size
@@ -244,17 +294,42 @@ class BlockedObjective:
             for k in range(K)
         ]
 
-    def take(self, rows):
+    def _set_sample_weight(self, sample_weight):
+        """Sample weights (None: all ones, and the kernels skip the multiplications)."""
+        if sample_weight is None:
+            self.sample_weight = None
+            self._scale = float(self.n_samples)
+        else:
+            self.sample_weight = check_sample_weight(sample_weight, self.n_samples)
+            self._scale = float(self.sample_weight.sum())
+
+    @property
+    def n_variables(self):
+        return self.n_weights + self.n_intercepts
+
+    def take(self, rows, dtype=None):
         """The same objective on the samples ``rows`` (a copy of their stored losses).
 
         ``rows``: any numpy index of the samples; a slice copies fastest.
+        ``dtype``: the copy's storage precision (this objective's by default).
         """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
-        new.LT = np.ascontiguousarray(self.LT[:, rows])
+        new.dtype = self.dtype if dtype is None else np.dtype(dtype)
+        new.LT = np.ascontiguousarray(self.LT[:, rows], dtype=new.dtype)
+        new._ET_shared = self._ET_shared.astype(new.dtype)
         new._work = None
         new.y = self.y[rows]
         new.n_samples = new.LT.shape[1]
+        new._set_sample_weight(None if self.sample_weight is None else self.sample_weight[rows])
+        return new
+
+    def with_penalty(self, penalty):
+        """The same data under another penalty (shares the stored losses)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.penalty = penalty
+        new._work = None
         return new
 
     def _fill(self, pair, cols):
@@ -297,12 +372,12 @@ class BlockedObjective:
             out[self._fold_two] += np.take(v2, self._fold_second, axis=0)
         return out
 
-    def _rho(self, LTc, w2):
+    def _rho(self, LTc, w2, b=None):
         """Discrepancies ``(K, c)`` of a chunk (baseline-shifted), in the storage dtype."""
-        m1, b = self._m_single, self._block_size
+        m1, bs = self._m_single, self._block_size
         K, c = self.n_classes, LTc.shape[1]
-        if b is not None:
-            out = np.matmul(w2[None, :m1].reshape(K, 1, b), LTc[:m1].reshape(K, b, c))[:, 0]
+        if bs is not None:
+            out = np.matmul(w2[None, :m1].reshape(K, 1, bs), LTc[:m1].reshape(K, bs, c))[:, 0]
         else:
             out = np.zeros((K, c), dtype=LTc.dtype)
             for k, blk in enumerate(self._blocks):
@@ -310,16 +385,18 @@ class BlockedObjective:
                     out[k] = w2[blk] @ LTc[blk]
         if m1 < LTc.shape[0]:
             out += (self._ET_shared * w2[m1:, None]).T @ LTc[m1:]
+        if b is not None:
+            out += b[:, None]
         return out
 
     def _pullback(self, LTc, RT):
         """``g2[c] = sum_i LT[c, i] sum_k E[c, k] RT[k, i]`` for a chunk, in float64."""
-        m1, b = self._m_single, self._block_size
+        m1, bs = self._m_single, self._block_size
         K = self.n_classes
         RT = RT.astype(LTc.dtype, copy=False)
         g2 = np.empty(LTc.shape[0])
-        if b is not None:
-            g2[:m1] = np.matmul(LTc[:m1].reshape(K, b, -1), RT[:, :, None]).ravel()
+        if bs is not None:
+            g2[:m1] = np.matmul(LTc[:m1].reshape(K, bs, -1), RT[:, :, None]).ravel()
         else:
             for k, blk in enumerate(self._blocks):
                 g2[blk] = LTc[blk] @ RT[k]
@@ -329,11 +406,11 @@ class BlockedObjective:
 
     def _weighted(self, LTc, PT, out=None):
         """``X[c, i] = LT[c, i] sum_k E[c, k] P[i, k]`` for a chunk (into ``out`` if given)."""
-        m1, b = self._m_single, self._block_size
+        m1, bs = self._m_single, self._block_size
         K, c = self.n_classes, LTc.shape[1]
         X = np.empty(LTc.shape, dtype=LTc.dtype) if out is None else out
-        if b is not None:
-            np.multiply(LTc[:m1].reshape(K, b, c), PT[:, None, :], out=X[:m1].reshape(K, b, c))
+        if bs is not None:
+            np.multiply(LTc[:m1].reshape(K, bs, c), PT[:, None, :], out=X[:m1].reshape(K, bs, c))
         else:
             for k, blk in enumerate(self._blocks):
                 np.multiply(LTc[blk], PT[k], out=X[blk])
@@ -341,51 +418,82 @@ class BlockedObjective:
             np.multiply(LTc[m1:], self._ET_shared @ PT, out=X[m1:])
         return X
 
+    def _split(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        M = self.n_weights
+        w2 = x[:M][self._weight].astype(self.dtype)
+        b = x[M:].astype(self.dtype) if self.n_intercepts else None
+        return x, w2, b
+
+    def _weights_of(self, cols):
+        return None if self.sample_weight is None else self.sample_weight[cols]
+
+    def _gradient(self, g2, gb):
+        """Variables' gradient (without the penalty) from the stored columns' and the
+        intercepts' accumulated sums."""
+        g = self._fold(g2)
+        if self.n_intercepts:
+            g = np.concatenate([g, gb])
+        return g / self._scale
+
     # -- the objective -----------------------------------------------------------------------
 
-    def evaluate(self, w):
-        """Value, gradient and class probabilities at ``w`` (one pass over ``LT``)."""
-        w = np.asarray(w, dtype=np.float64)
-        w2 = w[self._weight].astype(self.dtype)
+    def evaluate(self, x):
+        """Value, gradient and class probabilities at ``x`` (one pass over ``LT``)."""
+        x, w2, b = self._split(x)
         n = self.n_samples
         PT = np.empty((self.n_classes, n))
         g2 = np.zeros(self.LT.shape[0])
+        gb = np.zeros(self.n_intercepts)
         total = 0.0
         for cols in self._chunks():
             LTc = self.LT[:, cols]
             # -rho + min_k rho (<= 0), in the storage dtype: rho carries that rounding
             # already, and float32 exp is vectorised where float64 exp is not
-            shifted = np.negative(self._rho(LTc, w2))  # (K, c)
+            shifted = np.negative(self._rho(LTc, w2, b))  # (K, c)
             shifted -= shifted.max(axis=0)
             yc = self.y[cols]
             idx = np.arange(shifted.shape[1])
             E = np.exp(shifted)
             s = E.sum(axis=0, dtype=np.float64)
-            total += np.sum(np.log(s) - shifted[yc, idx])  # rho_y + log sum exp(-rho)
+            terms = np.log(s) - shifted[yc, idx]  # rho_y + log sum exp(-rho)
             P = np.divide(E, s, out=PT[:, cols])
             R = P.astype(self.dtype)
             R[yc, idx] -= 1.0  # P - Y
+            sw = self._weights_of(cols)
+            if sw is None:
+                total += np.sum(terms)
+            else:
+                total += float(sw @ terms)
+                R *= sw.astype(self.dtype)
             g2 -= self._pullback(LTc, R)
-        value = total / n + 0.5 * self.alpha * (w @ w) + self.l1 * np.sum(w)
-        grad = self._fold(g2) / n + self.alpha * w + self.l1
-        return Point(w=w, value=float(value), grad=grad, P=PT.T)
+            if self.n_intercepts:
+                gb -= R.sum(axis=1, dtype=np.float64)
+        grad = self._gradient(g2, gb) + self.penalty.grad(x, self.n_weights)
+        value = total / self._scale + self.penalty.value(x, self.n_weights)
+        return Point(x=x, value=float(value), grad=grad, P=PT.T)
 
-    def value(self, w):
-        return self.evaluate(w).value
+    def value(self, x):
+        return self.evaluate(x).value
 
     def hessp(self, point, v):
-        """Hessian-vector product ``H(w) v`` at ``point``."""
-        v = np.asarray(v, dtype=np.float64)
-        v2 = v[self._weight].astype(self.dtype)
+        """Hessian-vector product ``H(x) v`` at ``point``."""
+        v, v2, vb = self._split(v)
         PTall = point.P.T
         g2 = np.zeros(self.LT.shape[0])
+        gb = np.zeros(self.n_intercepts)
         for cols in self._chunks():
             LTc = self.LT[:, cols]
             PT = PTall[:, cols]
-            PA = PT * self._rho(LTc, v2)
+            PA = PT * self._rho(LTc, v2, vb)
             PA -= PT * PA.sum(axis=0)
+            sw = self._weights_of(cols)
+            if sw is not None:
+                PA *= sw
             g2 += self._pullback(LTc, PA)
-        return self._fold(g2) / self.n_samples + self.alpha * v
+            if self.n_intercepts:
+                gb += PA.sum(axis=1)
+        return self._gradient(g2, gb) + self.penalty.hessp(v, self.n_weights)
 
     def _work_buffers(self):
         """Chunk-sized work arrays of the Hessian kernels, allocated once per objective.
@@ -417,65 +525,148 @@ class BlockedObjective:
             PT[PT < _P_FLOOR] = 0.0
         return PT
 
+    def _moments(self, PTall, cols, work):
+        """``(LTc, PT, X, S, sw)`` of a chunk: the weighted losses ``X`` and their fold
+        ``S[l, i] = sum_k P_ik D_ikl`` (the first moments), and the sample weights."""
+        LTc = self.LT[:, cols]
+        c = LTc.shape[1]
+        PT = self._probabilities(PTall, cols)
+        X = self._weighted(LTc, PT, out=work["X"][:, :c])
+        S = self._fold(X, out=work["S"][:, :c], tmp=work["T"][:, :c])
+        sw = self._weights_of(cols)
+        return LTc, PT, X, S, (None if sw is None else sw.astype(self.dtype))
+
     def hess_diag(self, point):
         """Diagonal of the Hessian (the paper's PCG preconditioner)."""
         PTall = point.P.T
         first = np.zeros(self.LT.shape[0])
         sq = np.zeros(self.n_weights)
+        diag_b = np.zeros(self.n_intercepts)
         work = self._work_buffers()
         for cols in self._chunks():
-            LTc = self.LT[:, cols]
-            c = LTc.shape[1]
-            X = self._weighted(LTc, self._probabilities(PTall, cols), out=work["X"][:, :c])
-            first += np.einsum("ci,ci->c", X, LTc)
-            S = self._fold(X, out=work["S"][:, :c], tmp=work["T"][:, :c])
-            sq += np.einsum("li,li->l", S, S)
-        return (self._fold(first) - sq) / self.n_samples + self.alpha
+            LTc, PT, X, S, sw = self._moments(PTall, cols, work)
+            if sw is None:
+                first += np.einsum("ci,ci->c", X, LTc)
+                sq += np.einsum("li,li->l", S, S)
+            else:
+                first += np.einsum("ci,ci,i->c", X, LTc, sw)
+                sq += np.einsum("li,li,i->l", S, S, sw)
+            if self.n_intercepts:
+                PP = PT - PT * PT
+                diag_b += PP.sum(axis=1) if sw is None else PP @ sw
+        diag = self._gradient(first, diag_b)
+        diag[: self.n_weights] -= sq / self._scale
+        return diag + self.penalty.hess_diag(self.n_weights, self.n_variables)
 
-    def hessian(self, point):
-        """Dense Hessian ``(M, M)``: per-class blocks minus the Gram ``S'S``.
+    def restrict(self, weights):
+        """The same objective as a function of the weights ``weights`` alone (the
+        others held at 0; the intercepts kept), sharing nothing it writes to.
 
-        ``H = (1/n) [sum_k E_k' diag(P[:, k]) E_k - S'S] + alpha I`` as in
-        :meth:`ConvexObjective.hessian`, on the stored columns: class ``k``'s block
+        ``weights``: increasing indices of weights. Its stored losses are this
+        objective's rows of those weights (a copy), so its Hessian is the block
+        of this one's on them at the same class probabilities: what a Newton
+        step on the weights a bound does not hold at 0 needs, at ``n |F|^2``
+        instead of ``n M^2``.
+        """
+        weights = np.asarray(weights, dtype=np.intp)
+        new = object.__new__(type(self))
+        new._setup(
+            self.code[:, weights],
+            self.y,
+            self.penalty,
+            self.dtype,
+            self.chunk,
+            self.n_samples,
+            self.n_intercepts > 0,
+            None,
+        )
+        new.sample_weight, new._scale = self.sample_weight, self._scale
+        # stored columns are (classifier, coefficients) pairs; the restricted code's
+        # baselines are those of the same columns, so each is one of this objective's
+        where = {
+            (int(w), tuple(c)): i for i, (w, c) in enumerate(zip(self._weight, self.spec["coef"]))
+        }
+        rows = [where[int(weights[w]), tuple(c)] for w, c in zip(new._weight, new.spec["coef"])]
+        new.LT = self.LT[rows]
+        return new
+
+    def hessian(self, point, variables=None):
+        """Dense Hessian: per-class blocks minus the Gram ``S'S``.
+
+        ``variables``: increasing indices of the variables whose block is wanted
+        (all when None); when they are at most a quarter of the weights, the
+        block is computed from their stored losses alone (:meth:`restrict`, a
+        copy of those rows of ``LT``), at ``n |F|^2`` instead of ``n M^2``.
+
+        ``H = (1/S) [sum_k E_k' diag(s P[:, k]) E_k - S' diag(s) S]`` as in
+        :meth:`DenseObjective.hessian`, on the stored columns: class ``k``'s block
         uses only the stored columns it enters (one-vs-one: ``K - 1``), and
         ``S = sum_k diag(P[:, k]) E_k`` is formed one chunk of samples at a time.
+        With intercepts, the weights-intercepts block is
+        ``(1/S) [fold(sum_i s_i LT[c, i] E[c, k] P_ik) - S diag(s) P]`` and the
+        intercepts block ``(1/S) sum_i s_i (diag(P_i) - P_i P_i')``.
         """
         M, K = self.n_weights, self.n_classes
-        m1, b = self._m_single, self._block_size
+        if variables is not None:
+            variables = np.asarray(variables, dtype=np.intp)
+            weights = variables[variables < M]
+            if 4 * weights.size > M:  # a copy of most of LT would cost more than it saves
+                return self.hessian(point)[np.ix_(variables, variables)]
+            H = self.restrict(weights).hessian(point)
+            local = np.concatenate(
+                [np.arange(weights.size), weights.size - M + variables[variables >= M]]
+            )
+            return H[np.ix_(local, local)]
+        m1, bs = self._m_single, self._block_size
         PTall = point.P.T
         gram = np.zeros((M, M))
-        batched = b is not None and m1 == self.LT.shape[0]
+        batched = bs is not None and m1 == self.LT.shape[0]
         if batched:
-            blocks = np.zeros((K, b, b))
+            blocks = np.zeros((K, bs, bs))
         else:
             blocks = [np.zeros((cc.size, cc.size)) for cc in self._class_cols]
+        if self.n_intercepts:
+            cross2 = np.zeros((self.LT.shape[0], K))  # stored columns x classes
+            cross_S = np.zeros((M, K))
+            bb = np.zeros((K, K))
         work = self._work_buffers()
         for cols in self._chunks():
-            LTc = self.LT[:, cols]
+            LTc, PT, X, S, sw = self._moments(PTall, cols, work)
             c = LTc.shape[1]
-            PT = self._probabilities(PTall, cols)
-            X = self._weighted(LTc, PT, out=work["X"][:, :c])
-            S = self._fold(X, out=work["S"][:, :c], tmp=work["T"][:, :c])
-            gram += S @ S.T  # symmetric rank-k update (numpy calls syrk)
+            if self.n_intercepts:
+                PTs = PT if sw is None else PT * sw
+                cross_S += S @ PTs.T
+                bb += np.diag(PTs.sum(axis=1)) - PTs @ PT.T
+                # sum_i LT[c, i] s_i P_ik on the classes each stored column enters
+                cross2 += (LTc @ PTs.T) * self.spec["classes"]
+            if sw is not None:
+                gram += (S * sw) @ S.T
+                X *= sw  # the blocks' first factor carries the sample weights
+            else:
+                gram += S @ S.T  # symmetric rank-k update (numpy calls syrk)
             if batched:
-                blocks += np.matmul(X.reshape(K, b, c), LTc.reshape(K, b, c).transpose(0, 2, 1))
+                blocks += np.matmul(X.reshape(K, bs, c), LTc.reshape(K, bs, c).transpose(0, 2, 1))
             else:
                 for k, cc in enumerate(self._class_cols):
                     if cc.size:
                         Gk = LTc[cc]
-                        blocks[k] += (Gk * PT[k]) @ Gk.T
+                        blocks[k] += (Gk * (PT[k] if sw is None else PT[k] * sw)) @ Gk.T
         # scatter the class blocks into H class by class: a flat index of all
         # blocks at once would hold sum_k |cols(k)|^2 entries (80 MB for a
         # 1,000-column sparse code), far more than the losses themselves
-        H = -gram
+        H = np.zeros((self.n_variables, self.n_variables))
+        H[:M, :M] = -gram
         for k, cc in enumerate(self._class_cols):
             if cc.size:
                 idx = self._weight[cc]
                 H[np.ix_(idx, idx)] += blocks[k]
-        H /= self.n_samples
-        H[np.diag_indices(M)] += self.alpha
-        return H
+        if self.n_intercepts:
+            H[:M, M:] = self._fold(cross2) - cross_S
+            H[M:, :M] = H[:M, M:].T
+            H[M:, M:] = bb
+        H /= self._scale
+        return self.penalty.add_to_hessian(H, self.n_weights)
 
-    def predict_proba(self, w):
-        """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``w``."""
-        return np.ascontiguousarray(self.evaluate(w).P)
+    def predict_proba(self, x):
+        """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``x``."""
+        return np.ascontiguousarray(self.evaluate(x).P)

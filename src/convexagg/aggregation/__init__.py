@@ -1,0 +1,54 @@
+"""The convex aggregation model: the class discrepancy, the objectives, the penalty.
+
+The model of the paper (Park, Hwang & Choi, SDM 2014): class probabilities
+``softmax(-rho)`` with ``rho[i, k] = sum_l w_l d(C[k, l], Q[i, l]) (+ b_k)``,
+its weights fitted by penalised maximum likelihood. This package owns the
+mathematics; :mod:`convexagg.solvers` owns the algorithms and sees an
+objective only through the contract of :class:`convexagg.solvers.Objective`.
+
+* :mod:`~convexagg.aggregation.discrepancy` -- the one ``rho`` kernel
+  (:func:`discrepancies`, :func:`output_discrepancies`) and its adjoint;
+* :class:`Penalty` -- L2 / L1 / elastic net on ``w >= 0`` (and the
+  intercepts' quadratic term), one object for every objective;
+* the likelihood (eq. 12) in three storages: :class:`DenseObjective` (the
+  textbook form, the reference), :class:`BlockedObjective` (stored by class,
+  ``O(n nnz)`` per product, float64 or float32: what the decoder fits with),
+  :class:`~convexagg.aggregation.distributed.DaskObjective` (row blocks of a
+  Dask array, one pass per evaluation; imported on use);
+* the section-4 objectives: :class:`StiffnessObjective` (eq. 30) and
+  :class:`LargeMarginObjective` (eq. 27);
+Every objective offers what :class:`convexagg.solvers.Objective` declares, the
+contract the solvers rely on.
+"""
+
+from .blocked import BlockedObjective, reencode
+from .dense import DenseObjective, check_sample_weight
+from .discrepancy import (
+    discrepancies,
+    output_discrepancies,
+    pullback,
+    side_indicators,
+    side_weights,
+    stack_losses,
+)
+from .margin import LargeMarginObjective, StiffnessObjective
+from .penalty import PENALTIES, Penalty
+from .point import Point
+
+__all__ = [
+    "PENALTIES",
+    "BlockedObjective",
+    "DenseObjective",
+    "LargeMarginObjective",
+    "Penalty",
+    "Point",
+    "StiffnessObjective",
+    "check_sample_weight",
+    "discrepancies",
+    "output_discrepancies",
+    "pullback",
+    "reencode",
+    "side_indicators",
+    "side_weights",
+    "stack_losses",
+]

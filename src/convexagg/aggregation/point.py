@@ -1,0 +1,28 @@
+"""An objective evaluated at a point: what every objective's ``evaluate`` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Point"]
+
+
+@dataclass
+class Point:
+    """The objective evaluated at ``x``: value, gradient and the class probabilities ``P``.
+
+    ``P`` has shape ``(n_samples, n_classes)``; objectives whose samples live
+    elsewhere (Dask) leave it None and carry what their derivatives need.
+    """
+
+    x: np.ndarray
+    value: float
+    grad: np.ndarray
+    P: np.ndarray | None = None
+
+    @property
+    def w(self):
+        """Alias of ``x`` (kept for code written before intercepts)."""
+        return self.x

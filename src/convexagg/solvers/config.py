@@ -1,0 +1,509 @@
+"""Solver configurations: one object carries every setting of a fit, passed on whole.
+
+In the manner of skglm's solver objects, a configuration is a small
+:class:`~sklearn.base.BaseEstimator` (so ``solver__tol`` is grid-searchable
+from an estimator that holds it) with one method that matters,
+``solve(objective, previous=None, callback=None)``. The decoder, both
+estimators and the regularisation path take the same ``solver`` parameter --
+a configuration or one of the names in :data:`SOLVER_NAMES` -- and hand it down
+untouched; nothing copies its settings into other signatures.
+
+================================  ==============================================
+``"auto"`` (the default)          :class:`ProjectedNewton` with its automatic
+                                  choices; :class:`ProjectedSubgradient` for the
+                                  large-margin formulation
+``"projected_newton"``            ``ProjectedNewton()``
+``"interior_point"``              ``InteriorPoint()``: the paper's Algorithm 1
+                                  (adaptive barrier, PCG steps, ``w = 1/M``)
+``"lbfgsb"``                      ``LBFGSB()``
+``"projected_subgradient"``       ``ProjectedSubgradient()`` (large margin)
+================================  ==============================================
+
+``dtype`` (a setting of the first three) is the precision in which the fit
+stores and multiplies the losses; the decoder builds the objective with it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+
+from .contract import check_objective
+from .interior_point import interior_point
+from .lbfgsb import lbfgsb
+from .predictor_corrector import predictor_corrector
+from .projected_newton import projected_newton
+from .subgradient import projected_subgradient
+from .warm_start import gradient_duals, interior_warm_start, uniform_start
+
+__all__ = [
+    "SOLVER_NAMES",
+    "InteriorPoint",
+    "LBFGSB",
+    "ProjectedNewton",
+    "ProjectedSubgradient",
+    "SolverConfig",
+    "resolve_solver",
+]
+
+SOLVER_NAMES = ("auto", "projected_newton", "interior_point", "lbfgsb", "projected_subgradient")
+
+# init="subsample": rows and tolerance of the first solve (on letter/ovo and ecoc
+# 2,000 rows to 1e-2 cost least in Hessian-equivalents among 1,000-3,000 rows and
+# tolerances 1e-2 to 1e-3)
+_SUBSAMPLE_ROWS = 2000
+_SUBSAMPLE_TOL = 1e-2
+# a start taken from another solution moves its w and z at least this far into
+# the interior (a start on the boundary would give the barrier nothing to work with)
+_START_FLOOR = 1e-3
+
+
+class SolverConfig(BaseEstimator):
+    """Base class of the solver configurations.
+
+    Subclasses define ``_solve(objective, previous, callback)``,
+    ``required_methods(objective=None)`` (what they ask of the objective beyond
+    the contract's required attributes) and the formulations they handle.
+    """
+
+    #: formulations of :class:`~convexagg.decoders.ConvexDecoder` this solver handles
+    formulations = ("likelihood", "stiffness")
+    #: settings a formulation cannot use: {formulation: {setting: allowed values}}
+    _restricted: dict = {}
+
+    def solve(self, objective, previous=None, callback=None):
+        """Minimise ``objective``; warm-start from ``previous`` (a ``SolverResult``) if given.
+
+        Returns a :class:`~convexagg.solvers.SolverResult`.
+        """
+        self._validate_params()
+        check_objective(objective, self.required_methods(objective), type(self).__name__)
+        return self._solve(objective, previous, callback)
+
+    def check_formulation(self, formulation, dask=False):
+        """Raise a ``ValueError`` naming the formulation and the setting it cannot use."""
+        name = type(self).__name__
+        if formulation not in self.formulations:
+            raise ValueError(
+                f"formulation={formulation!r} cannot be solved by {name}; it takes "
+                f"{_solvers_for(formulation)}."
+            )
+        where = "dask" if dask else formulation
+        for setting, allowed in self._restricted.get(where, {}).items():
+            value = getattr(self, setting)
+            if value not in allowed:
+                what = "a fit on Dask arrays" if dask else f"formulation={formulation!r}"
+                raise ValueError(
+                    f"{what} cannot use {name}({setting}={value!r}); it allows "
+                    f"{setting} in {sorted(allowed)}."
+                )
+
+
+def _solvers_for(formulation):
+    if formulation == "large_margin":
+        return "ProjectedSubgradient (solver='projected_subgradient' or 'auto')"
+    return "InteriorPoint, ProjectedNewton or LBFGSB"
+
+
+def _start_weights(objective, init):
+    """``x0`` for ``init`` ``"fixed"`` (``w = 1/M``, ``b = 0``) or ``"uniform"``."""
+    if init == "uniform":
+        return uniform_start(objective)
+    x0 = np.zeros(objective.n_variables)
+    x0[: objective.n_weights] = 1.0 / objective.n_weights
+    return x0
+
+
+class InteriorPoint(SolverConfig):
+    """Primal-dual interior point methods; the defaults are the paper's Algorithm 1.
+
+    Parameters
+    ----------
+    method : {"adaptive_barrier", "predictor_corrector"}, default="adaptive_barrier"
+        The barrier update and direction: the paper's ``mu = z'w / 2M`` after
+        long steps (:func:`~convexagg.solvers.interior_point`), or Mehrotra's
+        predictor-corrector on the same KKT system
+        (:func:`~convexagg.solvers.predictor_corrector`, about half the iterations).
+    newton : {"cg", "direct"}, default="cg"
+        The reduced Newton system by PCG with the Hessian diagonal (the paper;
+        needs only products) or by the dense Hessian and a Cholesky solve
+        (built per class; best for up to a few hundred classifiers).
+    init : {"fixed", "uniform", "subsample"}, default="fixed"
+        Start point: the paper's ``w = 1/M, z = 1``; the best equal weights
+        ``w = c* 1`` with duals ``|grad f|`` (:func:`~convexagg.solvers.uniform_start`,
+        about half the iterations); or the solution, to ``tol=1e-2`` from that
+        start, of the same problem on every k-th of about 2,000 rows (with fewer
+        than 4,000 rows: the uniform start).
+    tol : float, default=1e-4
+        Stop when the KKT residual norm and the duality gap are both ``<= tol``.
+    max_iter : int, default=100
+        Newton iterations (per ``tau`` for the stiffness formulation).
+    dtype : {"float64", "float32"}, default="float64"
+        Precision in which the losses are stored and multiplied. In float32 the
+        gradient carries rounding of order 1e-9 to 1e-8, so ``tol`` much below
+        1e-7 may not be reachable (a ConvergenceWarning says so).
+    """
+
+    _parameter_constraints = {
+        "method": [StrOptions({"adaptive_barrier", "predictor_corrector"})],
+        "newton": [StrOptions({"cg", "direct"})],
+        "init": [StrOptions({"fixed", "uniform", "subsample"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "dtype": [StrOptions({"float64", "float32"})],
+    }
+    _restricted = {
+        "stiffness": {"init": {"fixed", "uniform"}, "dtype": {"float64"}},
+        "dask": {"init": {"fixed"}},
+    }
+
+    def __init__(
+        self,
+        method="adaptive_barrier",
+        newton="cg",
+        init="fixed",
+        tol=1e-4,
+        max_iter=100,
+        dtype="float64",
+    ):
+        self.method = method
+        self.newton = newton
+        self.init = init
+        self.tol = tol
+        self.max_iter = max_iter
+        self.dtype = dtype
+
+    def required_methods(self, objective=None):
+        needed = ("hessian",) if self.newton == "direct" else ("hessp", "hess_diag")
+        return needed + (("take",) if self.init == "subsample" else ())
+
+    def _run(self, objective, x0, z0, tol, callback=None):
+        run = interior_point if self.method == "adaptive_barrier" else predictor_corrector
+        return run(
+            objective,
+            x0,
+            z0,
+            tol=tol,
+            max_iter=self.max_iter,
+            newton=self.newton,
+            callback=callback,
+        )
+
+    def _start(self, objective):
+        """``(x0, z0)`` of ``init`` (None, None: the paper's start)."""
+        if self.init == "fixed":
+            return None, None
+        if self.init == "uniform" or objective.n_samples < 2 * _SUBSAMPLE_ROWS:
+            x0 = uniform_start(objective)
+            return x0, gradient_duals(objective.evaluate(x0).grad[: objective.n_weights])
+        sub = objective.take(slice(0, None, objective.n_samples // _SUBSAMPLE_ROWS))
+        x0 = uniform_start(sub)
+        z0 = gradient_duals(sub.evaluate(x0).grad[: sub.n_weights])
+        with warnings.catch_warnings():  # only a start point: its accuracy is not the answer
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            result = self._run(sub, x0, z0, max(self.tol, _SUBSAMPLE_TOL))
+        return self.warm_start(objective, result, floor=_START_FLOOR)
+
+    def warm_start(self, objective, previous, floor=None):
+        """The interior start near a neighbouring solution:
+        :func:`~convexagg.solvers.interior_warm_start` (the measured policy)."""
+        return interior_warm_start(objective, previous.w, shift=floor)
+
+    def _solve(self, objective, previous, callback):
+        if previous is not None:
+            x0, z0 = self.warm_start(objective, previous)
+        else:
+            x0, z0 = self._start(objective)
+        return self._run(objective, x0, z0, self.tol, callback)
+
+
+class ProjectedNewton(SolverConfig):
+    """Projected Newton steps on ``w >= 0`` (:func:`~convexagg.solvers.projected_newton`).
+
+    No barrier: a weight at zero is held at zero exactly, and near the optimum
+    the steps are Newton steps on the free weights, so the method converges
+    quadratically. The library's default (``solver="auto"``).
+
+    Parameters
+    ----------
+    newton : {"auto", "direct", "cg"}, default="auto"
+        The Newton system on the variables not held at zero (``F``):
+        ``"direct"``, their Hessian block and a Cholesky solve; ``"cg"``, PCG on
+        Hessian-vector products. ``"auto"`` chooses each iteration, by cost:
+        direct while ``n_samples |F|^2 <= 3e8``, PCG above (see
+        :mod:`~convexagg.solvers.projected_newton`).
+    preconditioner : {"auto", "subsample", "diagonal"}, default="auto"
+        For PCG: the Hessian block of every k-th of about 4,000 samples
+        (factorised once per iteration), or the Hessian's diagonal (no
+        ``|F| x |F|`` matrix). ``"auto"``: the subsample up to 700 free
+        variables, the diagonal above (and always, on objectives that cannot
+        be subsampled).
+    init : {"auto", "uniform", "fixed"}, default="auto"
+        Start at the best equal weights (:func:`~convexagg.solvers.uniform_start`)
+        or at ``w = 1/M``. ``"auto"``: uniform, except on objectives that cannot
+        be subsampled (Dask: the search would cost ~15 passes over the data).
+    tol : float, default=1e-4
+        Stop when the projected gradient has norm ``<= tol`` (as scikit-learn's
+        ``LogisticRegression`` does with its ``tol``). Convergence is quadratic
+        at the end, so the last iteration usually lands well below: on letter
+        one-vs-one, ``|pg| = 8e-5`` and 4e-7 relative above the optimum,
+        where the interior point at its ``tol=1e-4`` stops 4e-5 above it.
+    max_iter : int, default=100
+    dtype : {"float64", "float32"}, default="float64"
+        Precision in which the losses are stored and multiplied.
+    """
+
+    _parameter_constraints = {
+        "newton": [StrOptions({"auto", "direct", "cg"})],
+        "preconditioner": [StrOptions({"auto", "subsample", "diagonal"})],
+        "init": [StrOptions({"auto", "uniform", "fixed"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "dtype": [StrOptions({"float64", "float32"})],
+    }
+    _restricted = {"stiffness": {"dtype": {"float64"}}}
+
+    def __init__(
+        self,
+        newton="auto",
+        preconditioner="auto",
+        init="auto",
+        tol=1e-4,
+        max_iter=100,
+        dtype="float64",
+    ):
+        self.newton = newton
+        self.preconditioner = preconditioner
+        self.init = init
+        self.tol = tol
+        self.max_iter = max_iter
+        self.dtype = dtype
+
+    def resolved(self, objective):
+        """``(newton, preconditioner, init)`` for ``objective``: the choices that depend
+        on what it offers (the per-iteration choice of ``newton="auto"`` is the
+        solver's)."""
+        subsample = getattr(objective, "take", None) is not None
+        newton = self.newton
+        preconditioner = self.preconditioner
+        if preconditioner == "auto" and not subsample:
+            preconditioner = "diagonal"
+        init = self.init
+        if init == "auto":
+            init = "uniform" if subsample or objective.n_samples <= 2 * _SUBSAMPLE_ROWS else "fixed"
+        return newton, preconditioner, init
+
+    def required_methods(self, objective=None):
+        newton, preconditioner, _ = (
+            (self.newton, self.preconditioner, self.init)
+            if objective is None
+            else self.resolved(objective)
+        )
+        direct = ("hessian",) if newton in ("direct", "auto") else ()
+        if newton == "direct":
+            return direct
+        by_preconditioner = {
+            "subsample": ("take", "hessian"),
+            "diagonal": ("hess_diag",),
+            "auto": ("take", "hessian", "hess_diag"),
+        }
+        return tuple(dict.fromkeys(direct + ("hessp",) + by_preconditioner[preconditioner]))
+
+    def _solve(self, objective, previous, callback):
+        newton, preconditioner, init = self.resolved(objective)
+        x0 = previous.w if previous is not None else _start_weights(objective, init)
+        return projected_newton(
+            objective,
+            x0,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            newton=newton,
+            preconditioner=preconditioner,
+            callback=callback,
+        )
+
+
+class LBFGSB(SolverConfig):
+    """scipy's L-BFGS-B on the library's objective (:func:`~convexagg.solvers.lbfgsb`).
+
+    A quasi-Newton method: only values and gradients, no Hessian. Slower than
+    :class:`ProjectedNewton` on every problem measured (``BENCHMARKS.md``);
+    offered as the independent reference and for objectives without
+    second derivatives.
+
+    Parameters
+    ----------
+    init : {"uniform", "fixed"}, default="uniform"
+    tol : float, default=1e-8
+        scipy's ``pgtol`` (projected gradient, max-norm) and ``ftol``.
+    max_iter : int, default=15000
+    dtype : {"float64", "float32"}, default="float64"
+    """
+
+    _parameter_constraints = {
+        "init": [StrOptions({"uniform", "fixed"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "dtype": [StrOptions({"float64", "float32"})],
+    }
+    _restricted = {"stiffness": {"dtype": {"float64"}}, "dask": {"init": {"fixed"}}}
+
+    def __init__(self, init="uniform", tol=1e-8, max_iter=15000, dtype="float64"):
+        self.init = init
+        self.tol = tol
+        self.max_iter = max_iter
+        self.dtype = dtype
+
+    def required_methods(self, objective=None):
+        return ()
+
+    def _solve(self, objective, previous, callback):
+        x0 = previous.w if previous is not None else _start_weights(objective, self.init)
+        return lbfgsb(objective, x0, tol=self.tol, max_iter=self.max_iter, callback=callback)
+
+
+class ProjectedSubgradient(SolverConfig):
+    """Projected subgradient steps for the large-margin formulation (the paper's eq. 27).
+
+    Parameters
+    ----------
+    max_iter : int, default=2000
+        Subgradient steps from ``w = 1/M`` (the best iterate is kept).
+    tol : float, default=1e-4
+        Stop early when the projected subgradient has norm ``<= tol`` (rare:
+        subgradient methods have no practical stopping test).
+    """
+
+    formulations = ("large_margin",)
+    _parameter_constraints = {
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, max_iter=2000, tol=1e-4):
+        self.max_iter = max_iter
+        self.tol = tol
+
+    dtype = "float64"
+
+    def required_methods(self, objective=None):
+        return ()
+
+    def _solve(self, objective, previous, callback):
+        x0 = None if previous is None else previous.w
+        return projected_subgradient(
+            objective, x0, max_iter=self.max_iter, tol=self.tol, callback=callback
+        )
+
+
+_NAMED = {
+    "projected_newton": ProjectedNewton,
+    "interior_point": InteriorPoint,
+    "lbfgsb": LBFGSB,
+    "projected_subgradient": ProjectedSubgradient,
+}
+
+
+def resolve_solver(solver, formulation="likelihood", dask=False):
+    """The configuration object for ``solver`` (a name or a configuration), checked
+    against ``formulation``; a configuration is returned as given (not copied)."""
+    if isinstance(solver, str):
+        if solver == "auto":
+            solver = ProjectedSubgradient() if formulation == "large_margin" else ProjectedNewton()
+        elif solver in _NAMED:
+            solver = _NAMED[solver]()
+        else:
+            raise ValueError(
+                f"solver must be one of {SOLVER_NAMES} or a SolverConfig; got {solver!r}."
+            )
+    if not isinstance(solver, SolverConfig):
+        raise TypeError(
+            f"solver must be one of {SOLVER_NAMES} or a SolverConfig (InteriorPoint(), "
+            f"ProjectedNewton(), ...); got {solver!r}."
+        )
+    solver._validate_params()
+    solver.check_formulation(formulation, dask=dask)
+    return solver
+
+
+# -- the keywords of version 0.1, kept for one release ---------------------------------------
+
+#: the solver keywords of version 0.1 and their defaults there
+LEGACY_DEFAULTS = {
+    "tol": 1e-4,
+    "max_iter": 100,
+    "newton": "cg",
+    "dtype": "float64",
+    "init": "paper",
+    "subgradient_iter": 2000,
+}
+LEGACY_SOLVERS = {"paper": "adaptive_barrier", "mehrotra": "predictor_corrector"}
+
+_DEPRECATED = Hidden(StrOptions({"deprecated"}))
+
+#: ``_parameter_constraints`` of the 0.1 keywords, for the estimators that keep them
+LEGACY_CONSTRAINTS = {
+    "tol": [Interval(Real, 0, None, closed="neither"), _DEPRECATED],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), _DEPRECATED],
+    "newton": [StrOptions({"cg", "cholesky"}), _DEPRECATED],
+    "dtype": [StrOptions({"float64", "float32"}), _DEPRECATED],
+    "init": [StrOptions({"paper", "uniform", "subsample"}), _DEPRECATED],
+    "subgradient_iter": [Interval(Integral, 1, None, closed="left"), _DEPRECATED],
+}
+
+#: ``_parameter_constraints`` of ``solver``
+SOLVER_CONSTRAINT = [
+    StrOptions(set(SOLVER_NAMES) | set(LEGACY_SOLVERS), deprecated=set(LEGACY_SOLVERS)),
+    SolverConfig,
+]
+
+
+def legacy_solver(solver, formulation, legacy):
+    """The configuration the keywords of version 0.1 meant, with a ``FutureWarning``.
+
+    ``legacy`` maps the 0.1 keywords (``tol``, ``max_iter``, ``newton``,
+    ``dtype``, ``init``, ``subgradient_iter``) to their values, ``"deprecated"``
+    meaning not given. Returns None when neither they nor an 0.1 ``solver`` value
+    (``"paper"``, ``"mehrotra"``) are used. They meant the paper's interior point
+    with those settings (0.1's defaults for the rest), or projected subgradient
+    steps for the large-margin formulation; combining them with a new ``solver``
+    value raises.
+    """
+    given = {k: v for k, v in legacy.items() if not (isinstance(v, str) and v == "deprecated")}
+    old_name = isinstance(solver, str) and solver in LEGACY_SOLVERS
+    if not given and not old_name:
+        return None
+    if not old_name and not (isinstance(solver, str) and solver == "auto"):
+        raise ValueError(
+            f"the keywords {sorted(given)} are deprecated and cannot be combined with "
+            f"solver={solver!r}; set them on the solver object instead (e.g. "
+            "solver=InteriorPoint(tol=1e-6))."
+        )
+    settings = {**LEGACY_DEFAULTS, **given}
+    if formulation == "large_margin":
+        config = ProjectedSubgradient(max_iter=settings["subgradient_iter"], tol=settings["tol"])
+    else:
+        newton = {"cg": "cg", "cholesky": "direct"}.get(settings["newton"], settings["newton"])
+        init = {"paper": "fixed"}.get(settings["init"], settings["init"])
+        config = InteriorPoint(
+            method=LEGACY_SOLVERS[solver] if old_name else "adaptive_barrier",
+            newton=newton,
+            init=init,
+            tol=settings["tol"],
+            max_iter=settings["max_iter"],
+            dtype=settings["dtype"],
+        )
+    used = sorted(given) + (["solver=" + repr(solver)] if old_name else [])
+    warnings.warn(
+        f"{', '.join(used)}: the separate solver keywords and the solver names 'paper' and "
+        f"'mehrotra' are deprecated in convexagg 0.2 and will be removed in 0.3; pass "
+        f"solver={config!r} instead.",
+        FutureWarning,
+        stacklevel=4,
+    )
+    return config

@@ -1,0 +1,73 @@
+"""What the solvers ask of an objective: the contract, declared and checked.
+
+The solvers import nothing else of the library; they work on any object with
+the attributes of :class:`Objective` (the model's objectives in
+:mod:`convexagg.aggregation` are such objects). Which of the
+optional methods a solver needs depends on its settings (a dense Newton system
+needs ``hessian``, PCG needs ``hessp`` and ``hess_diag``, a subsample start
+needs ``take``); each solver configuration lists them
+(``SolverConfig.required_methods``) and :func:`check_objective` names what an
+objective lacks before any work is done.
+
+Variables. ``x = [w, b]``: the ``n_weights`` aggregation weights, constrained
+to ``w >= 0``, then ``n_intercepts`` free class intercepts (0 in the paper's
+model).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Objective", "check_objective"]
+
+# every objective has these; the optional methods are named by the solver
+REQUIRED = ("n_samples", "n_weights", "n_intercepts", "n_variables", "evaluate", "value")
+
+
+@runtime_checkable
+class Objective(Protocol):
+    """A smooth convex ``f(x)`` over ``x = [w >= 0, b free]``, as the solvers see it.
+
+    Required: ``n_samples``, ``n_weights``, ``n_intercepts``, ``n_variables``,
+    ``evaluate(x) -> point`` (a point with ``x``, ``value`` and ``grad``, and
+    whatever the objective's derivatives need), ``value(x) -> float``. Optional, by solver setting:
+    ``hessp(point, v)``, ``hess_diag(point)``, ``hessian(point, variables=None)``
+    (dense; its block on the increasing indices ``variables`` when given),
+    ``take(rows, dtype=None)`` (the same objective on a subset of the samples,
+    optionally stored in another precision) and
+    ``with_penalty(penalty)`` (the same data under another penalty).
+    """
+
+    n_samples: int
+    n_weights: int
+    n_intercepts: int
+
+    @property
+    def n_variables(self) -> int: ...
+
+    def evaluate(self, x: np.ndarray): ...
+
+    def value(self, x: np.ndarray) -> float: ...
+
+
+def check_objective(objective, methods=(), solver=None):
+    """Raise a ``TypeError`` naming every attribute of the contract ``objective`` lacks.
+
+    Parameters
+    ----------
+    objective : object
+    methods : iterable of str
+        The optional methods the caller needs beyond :data:`REQUIRED`.
+    solver : str, default=None
+        Who asks, for the message.
+    """
+    missing = [name for name in (*REQUIRED, *methods) if getattr(objective, name, None) is None]
+    if missing:
+        who = f"{solver} needs" if solver else "the solvers need"
+        raise TypeError(
+            f"{type(objective).__name__} is not a usable objective: {who} "
+            f"{', '.join(missing)}, which it lacks (see convexagg.solvers.Objective)."
+        )
+    return objective
