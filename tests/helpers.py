@@ -68,7 +68,8 @@ def accepts_code(decoder_cls, code):
 def distance_to_optimum_bound(objective, w):
     """Upper bound on ``|w - w*|`` for any ``w >= 0``, from ``objective`` alone.
 
-    ``f`` is ``alpha``-strongly convex, so for any ``z >= 0`` with ``r = grad f(w) - z``
+    ``f`` is ``alpha``-strongly convex (``alpha = objective.penalty.l2``;
+    no intercepts), so for any ``z >= 0`` with ``r = grad f(w) - z``
     and ``gap = z'w``: ``0 >= f(w*) - f(w) >= -gap - |r| d + alpha/2 d^2`` with
     ``d = |w - w*|``, i.e. ``d <= (|r| + sqrt(|r|^2 + 2 alpha gap)) / alpha``.
     ``z = max(grad, 0)`` is the natural dual estimate. The bound is what the
@@ -79,7 +80,7 @@ def distance_to_optimum_bound(objective, w):
     z = np.maximum(grad, 0.0)
     r = float(np.linalg.norm(grad - z))
     gap = float(z @ w)
-    alpha = objective.alpha
+    alpha = objective.penalty.l2
     return (r + np.sqrt(r * r + 2 * alpha * gap)) / alpha
 
 
@@ -88,4 +89,4 @@ def suboptimality_bound(objective, w):
     grad = objective.evaluate(w).grad
     z = np.maximum(grad, 0.0)
     r = float(np.linalg.norm(grad - z))
-    return float(z @ w) + r * r / (2 * objective.alpha)
+    return float(z @ w) + r * r / (2 * objective.penalty.l2)

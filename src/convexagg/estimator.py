@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from numbers import Integral, Real
+from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
@@ -11,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import check_cv
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, get_tags
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
@@ -28,8 +29,6 @@ from .binary import (
 )
 from .codes import CODE_NAMES, make_code
 from .decoders import ConvexDecoder
-from .decoders.convex import PENALTIES
-from .losses import LOSSES
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 
@@ -90,6 +89,18 @@ def _decoder_has(attr):
     return check
 
 
+@dataclass
+class _Problem:
+    """What every fit path prepares from ``(X, y)`` before training anything."""
+
+    X: object
+    y: np.ndarray  # class indices
+    classes: np.ndarray
+    code: np.ndarray
+    seeds: list  # one per code column (None entries: the learners' own seeding)
+    output: str  # "proba" or "margin"
+
+
 class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Multiclass classifier from binary classifiers, a code matrix and a decoder.
 
@@ -126,9 +137,12 @@ default="ovo"
         client) the binary problems are trained on the Dask workers.
     random_state : int, RandomState instance or None, default=None
         Seeds random codes and the binary learners' own ``random_state``
-        parameters where those are left at None (one seed per column); an int
-        makes ``fit`` reproducible. A cross-validation splitter passed as ``cv``
-        keeps its own seed.
+        parameters where those are left at None (one seed per column, the same
+        in every fold); an int makes ``fit`` reproducible. A cross-validation
+        splitter passed as ``cv`` keeps its own seed.
+    verbose : int, default=0
+        ``> 0``: one line per stage of ``fit`` (and the decoder's per-iteration
+        lines, for decoders with ``verbose``).
 
     Notes
     -----
@@ -159,10 +173,19 @@ default="ovo"
         "cv": ["cv_object", StrOptions({"prefit"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
-        self, estimator=None, *, code="ovo", decoder=None, cv=None, n_jobs=None, random_state=None
+        self,
+        estimator=None,
+        *,
+        code="ovo",
+        decoder=None,
+        cv=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
     ):
         self.estimator = estimator
         self.code = code
@@ -170,14 +193,22 @@ default="ovo"
         self.cv = cv
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     def _make_decoder(self):
-        return ConvexDecoder() if self.decoder is None else clone(self.decoder)
+        decoder = ConvexDecoder() if self.decoder is None else clone(self.decoder)
+        if self.verbose and "verbose" in decoder.get_params(deep=False):
+            decoder.set_params(verbose=self.verbose)
+        return decoder
 
     def _base_estimator(self):
         if self.estimator is None or isinstance(self.estimator, (list, tuple)):
             return LogisticRegression()
         return self.estimator
+
+    def _log(self, message):
+        if self.verbose:
+            print(f"[{type(self).__name__}] {message}", flush=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -185,6 +216,8 @@ default="ovo"
         tags.input_tags.sparse = base.input_tags.sparse
         tags.input_tags.allow_nan = base.input_tags.allow_nan
         return tags
+
+    # -- the fit skeleton: validation, seeds, outputs; fit, fit_decoder and the CV fit --
 
     def _validate_X(self, X, y="no_validation", reset=True):
         """``validate_data`` with NaN allowed only where the binary learner takes it."""
@@ -197,6 +230,20 @@ default="ovo"
             ensure_all_finite="allow-nan" if allow_nan else True,
             reset=reset,
         )
+
+    def _validate_training_data(self, X, y):
+        """``(X, y as class indices, classes)`` after every check of ``X`` and ``y``."""
+        _check_lengths(X, y)
+        X, y = self._validate_X(X, y)
+        y = column_or_1d(y, warn=True)
+        _check_targets(y)
+        encoder = LabelEncoder().fit(y)
+        classes = encoder.classes_
+        if classes.size < 2:
+            raise ValueError(
+                f"y contains 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
+            )
+        return X, encoder.transform(y), classes
 
     def _prefit_binaries(self, code):
         """The given fitted binaries, checked, and the output kind they share."""
@@ -232,19 +279,53 @@ default="ovo"
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
-    def _validate_training_data(self, X, y):
-        """``(X, y as class indices, classes)`` after every check of ``X`` and ``y``."""
-        _check_lengths(X, y)
-        X, y = self._validate_X(X, y)
-        y = column_or_1d(y, warn=True)
-        _check_targets(y)
-        encoder = LabelEncoder().fit(y)
-        classes = encoder.classes_
-        if classes.size < 2:
-            raise ValueError(
-                f"y contains 1 class ({classes[0]!r}); a classifier needs at least 2 classes."
+    def _problem(self, X, y, decoder):
+        """Validate ``X`` and ``y``, build the code and the per-column seeds, and check
+        the decoder against the binaries' output kind: everything before training."""
+        X, y_enc, classes = self._validate_training_data(X, y)
+        # One generator for the code and the binaries' seeds: a seed fixes both.
+        rng = None if self.random_state is None else check_random_state(self.random_state)
+        code = make_code(self.code, classes.size, random_state=rng)
+        if self.cv == "prefit":
+            output = self._prefit_binaries(code)[1]
+        else:
+            output = binary_output_kind(self._base_estimator())
+        self._check_decoder(decoder, output)  # before any binary is trained
+        seeds = column_seeds(rng, code.shape[1])
+        return _Problem(X, y_enc, classes, code, seeds, output)
+
+    def _train_outputs(self, p, estimators=None):
+        """``(estimators, Q)``: the binaries and the outputs the decoder is fitted on.
+
+        ``cv=None``: the binaries' outputs on their own training rows; a splitter:
+        out-of-fold outputs (fold models seeded like the final ones); ``"prefit"``:
+        the given binaries' outputs. ``estimators``: already-trained binaries
+        (``fit_decoder``), trained here when None.
+        """
+        base = self._base_estimator()
+        if self.cv == "prefit":
+            estimators = self._prefit_binaries(p.code)[0] if estimators is None else estimators
+            return estimators, predict_binaries(estimators, p.X, p.output, n_jobs=self.n_jobs)
+        if self.cv is None:
+            if estimators is not None:
+                return estimators, predict_binaries(estimators, p.X, p.output, n_jobs=self.n_jobs)
+            self._log(f"training {p.code.shape[1]} binary classifiers")
+            return fit_predict_binaries(
+                base, p.X, p.y, p.code, p.output, n_jobs=self.n_jobs, seeds=p.seeds
             )
-        return X, encoder.transform(y), classes
+        cv = check_cv(self.cv, p.y, classifier=True)
+        self._log(f"out-of-fold outputs: {cv.get_n_splits(p.X, p.y)} folds x {p.code.shape[1]}")
+        Q = out_of_fold_outputs(
+            base, p.X, p.y, p.code, cv, p.output, n_jobs=self.n_jobs, seeds=p.seeds
+        )
+        if estimators is None:
+            self._log(f"training {p.code.shape[1]} binary classifiers on all rows")
+            estimators = fit_binaries(base, p.X, p.y, p.code, n_jobs=self.n_jobs, seeds=p.seeds)
+        return estimators, Q
+
+    def _fit_decoder(self, decoder, Q, p):
+        self._log(f"fitting {type(decoder).__name__} on {Q.shape[0]} x {Q.shape[1]} outputs")
+        return decoder.fit(Q, p.y, p.code, output=p.output)
 
     @_fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
@@ -254,12 +335,14 @@ default="ovo"
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
             Class labels of any sortable type.
 
         Returns
         -------
-        self
+        self : object
+            The fitted classifier.
 
         Raises
         ------
@@ -267,41 +350,37 @@ default="ovo"
             Naming the offending parameter or input. ``fit`` is all-or-nothing:
             if it raises, the estimator is left exactly as it was before.
         """
-        X, y_enc, classes = self._validate_training_data(X, y)
-        # One generator for the code and the binaries' seeds: a seed fixes both.
-        rng = None if self.random_state is None else check_random_state(self.random_state)
-        code = make_code(self.code, classes.size, random_state=rng)
-
         decoder = self._make_decoder()
-        if self.cv == "prefit":
-            estimators, output = self._prefit_binaries(code)
-            self._check_decoder(decoder, output)
-            Q = predict_binaries(estimators, X, output, n_jobs=self.n_jobs)
-        else:
-            base = self._base_estimator()
-            output = binary_output_kind(base)
-            self._check_decoder(decoder, output)  # before any binary is trained
-            seeds = column_seeds(rng, code.shape[1])
-            if self.cv is None:  # outputs on the training rows, in the same pass
-                estimators, Q = fit_predict_binaries(
-                    base, X, y_enc, code, output, n_jobs=self.n_jobs, seeds=seeds
-                )
-            else:
-                estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs, seeds=seeds)
-                cv = check_cv(self.cv, y_enc, classifier=True)
-                Q = out_of_fold_outputs(
-                    base, X, y_enc, code, cv, output, n_jobs=self.n_jobs, seeds=seeds
-                )
-        decoder.fit(Q, y_enc, code, output=output)
-
-        # Attributes are set only once everything has succeeded.
-        self.classes_ = classes
-        self.code_matrix_ = code
-        self.estimators_ = estimators
-        self.binary_output_ = output
-        self.decoder_ = decoder
+        p = self._problem(X, y, decoder)
+        estimators, Q = self._train_outputs(p)
+        self._set_fitted(p, estimators, self._fit_decoder(decoder, Q, p))
         return self
 
+    def _set_fitted(self, p, estimators, decoder):
+        """Attributes are set only once everything has succeeded."""
+        self.classes_ = p.classes
+        self.code_matrix_ = p.code
+        self.estimators_ = estimators
+        self.binary_output_ = p.output
+        self.decoder_ = decoder
+        self._column_seeds = p.seeds
+
+    def _refit_problem(self, X, y):
+        """The training problem of ``fit_decoder``: the fitted code, classes and seeds."""
+        check_is_fitted(self)
+        self._validate_params()
+        X = self._validate_X(X, reset=False)
+        y = column_or_1d(y, warn=True)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}.")
+        unknown = np.setdiff1d(y, self.classes_)
+        if unknown.size:
+            raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
+        y_enc = np.searchsorted(self.classes_, y)
+        seeds = getattr(self, "_column_seeds", [None] * self.code_matrix_.shape[1])
+        return _Problem(X, y_enc, self.classes_, self.code_matrix_, seeds, self.binary_output_)
+
+    @restore_on_failure
     def fit_decoder(self, X, y):
         """Refit only the decoder, on the binaries already trained.
 
@@ -316,8 +395,8 @@ default="ovo"
         is cloned and fitted on the binary outputs of ``X`` chosen by ``cv`` as
         in :meth:`fit`: those of ``estimators_`` (``cv=None`` or ``"prefit"``),
         or out-of-fold outputs (``cv`` a splitter: fold models are trained for
-        the outputs, ``estimators_`` stay as they are). ``estimators_``,
-        ``code_matrix_`` and ``classes_`` are not changed.
+        the outputs, seeded as in ``fit``; ``estimators_`` stay as they are).
+        ``estimators_``, ``code_matrix_`` and ``classes_`` are not changed.
 
         Parameters
         ----------
@@ -328,41 +407,31 @@ default="ovo"
 
         Returns
         -------
-        self
+        self : object
+            The classifier with its new decoder.
         """
-        check_is_fitted(self)
-        self._validate_params()
-        X = self._validate_X(X, reset=False)
-        y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}.")
-        unknown = np.setdiff1d(y, self.classes_)
-        if unknown.size:
-            raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
-        y_enc = np.searchsorted(self.classes_, y)
-        if self.cv is None or self.cv == "prefit":
-            Q = predict_binaries(self.estimators_, X, self.binary_output_, n_jobs=self.n_jobs)
-        else:
-            cv = check_cv(self.cv, y_enc, classifier=True)
-            Q = out_of_fold_outputs(
-                self._base_estimator(),
-                X,
-                y_enc,
-                self.code_matrix_,
-                cv,
-                self.binary_output_,
-                n_jobs=self.n_jobs,
-            )
-        self.decoder_ = self._make_decoder().fit(
-            Q, y_enc, self.code_matrix_, output=self.binary_output_
-        )
+        p = self._refit_problem(X, y)
+        decoder = self._make_decoder()
+        self._check_decoder(decoder, p.output)
+        _, Q = self._train_outputs(p, estimators=self.estimators_)
+        self.decoder_ = self._fit_decoder(decoder, Q, p)
         return self
+
+    # -- prediction ------------------------------------------------------------------------
 
     def predict_binary_proba(self, X):
         """Binary outputs ``Q`` of shape ``(n_samples, n_classifiers)``.
 
-        Probabilities of each column's positive side, or margins when the binary
-        learner has no ``predict_proba`` (see ``binary_output_``).
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        Q : ndarray of shape (n_samples, n_classifiers)
+            Probabilities of each column's positive side, or margins when the
+            binary learner has no ``predict_proba`` (see ``binary_output_``).
         """
         check_is_fitted(self)
         if is_dask_array(X):
@@ -381,19 +450,58 @@ default="ovo"
 
     @available_if(_decoder_has("predict_proba"))
     def predict_proba(self, X):
-        """Class membership probabilities, columns in the order of ``classes_``."""
+        """Class membership probabilities.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; rows sum to 1.
+        """
         if is_dask_array(X):
             check_is_fitted(self)
             return self._map_dask(X, "predict_proba", len(self.classes_), np.float64)
-        Q = self.predict_binary_proba(X)
+        Q = self.predict_binary_proba(X)  # checks that the estimator is fitted
         return self.decoder_.predict_proba(Q)
+
+    @available_if(_decoder_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log of the class membership probabilities, computed stably by the decoder.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        if is_dask_array(X):
+            check_is_fitted(self)
+            return self._map_dask(X, "predict_log_proba", len(self.classes_), np.float64)
+        Q = self.predict_binary_proba(X)
+        return self.decoder_.predict_log_proba(Q)
 
     @available_if(_decoder_has("decision_function"))
     def decision_function(self, X):
         """Decoder scores: larger means more likely.
 
-        Shape ``(n_samples, n_classes)``, or ``(n_samples,)`` for two classes
-        (positive means ``classes_[1]``), as in scikit-learn.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
+            ``(n_samples,)`` for two classes (positive means ``classes_[1]``), as
+            in scikit-learn.
         """
         if is_dask_array(X):
             check_is_fitted(self)
@@ -406,8 +514,19 @@ default="ovo"
         return scores
 
     def predict(self, X):
-        """Class labels: the argmax of ``predict_proba`` (of the decoder's scores
-        for decoders without probabilities)."""
+        """Class labels: the argmax of ``predict_proba`` (of the decoder's scores for
+        decoders without probabilities).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Elements of ``classes_``.
+        """
         if is_dask_array(X):
             check_is_fitted(self)
             return self._map_dask(X, "predict", None, self.classes_.dtype)
@@ -415,51 +534,52 @@ default="ovo"
         return self.classes_[self.decoder_.predict(Q)]
 
 
+def _shared_decoder_parameters(estimator_cls):
+    """The parameters an estimator hands to its ``ConvexDecoder`` unchanged: those of
+    its own signature that the decoder has too (they mean the same in both)."""
+    decoder = set(ConvexDecoder._get_param_names())
+    return [name for name in estimator_cls._get_param_names() if name in decoder]
+
+
 class ConvexAggregationClassifier(CodeMatrixClassifier):
     """The paper's method as one estimator: binaries plus :class:`ConvexDecoder`.
 
-    Equivalent to ``CodeMatrixClassifier(estimator, code=code,
-    decoder=ConvexDecoder(alpha, loss, tol, max_iter, penalty=penalty,
-    l1_ratio=l1_ratio), ...)`` with the decoder's parameters exposed for grid
-    searches. The paper's other training criteria (large margin, stiffness) are
+    ``CodeMatrixClassifier(estimator, code=code, decoder=ConvexDecoder(alpha=alpha,
+    ...))`` with the decoder's parameters on the estimator, so a grid search can
+    set them (``alpha``, ``solver__tol``); they are handed to the decoder whole.
+    The paper's other training criteria (large margin, stiffness) are
     ``CodeMatrixClassifier(decoder=ConvexDecoder(formulation=...))``; to choose
-    ``alpha`` by cross-validation, see
-    :class:`~convexagg.model_selection.ConvexAggregationClassifierCV`.
+    ``alpha`` by cross-validation, see :class:`ConvexAggregationClassifierCV`.
 
     Parameters
     ----------
-    estimator : classifier, default=None
-        Binary learner (``LogisticRegression()`` when None).
+    estimator : classifier, or list of fitted binary classifiers, default=None
+        Binary learner (``LogisticRegression()`` when None); see
+        :class:`CodeMatrixClassifier`.
     code : str or array-like, default="ovo"
-    alpha : float, default=1e-4
-        Regularisation of the aggregation weights (the paper's lambda): the
-        penalty is ``alpha/2 |w|^2`` for ``penalty="l2"`` (paper eq. 12),
-        ``alpha sum(w)`` for ``"l1"``, and ``alpha (l1_ratio sum(w) +
-        (1 - l1_ratio)/2 |w|^2)`` for ``"elasticnet"``.
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-    tol : float, default=1e-4
-    max_iter : int, default=100
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        With ``w >= 0`` the L1 term is linear and the same interior point solves it.
-    l1_ratio : float, default=0.5
-        L1 share for ``penalty="elasticnet"``, in ``[0, 1]``.
-    solver : {"paper", "mehrotra"}, default="paper"
-    newton : {"cg", "cholesky"}, default="cg"
-    dtype : {"float64", "float32"}, default="float64"
-    init : {"paper", "uniform", "subsample"}, default="paper"
-        Solver settings of :class:`ConvexDecoder` (the defaults are the paper's
-        algorithm; ``solver="mehrotra", newton="cholesky", dtype="float32",
-        init="subsample"`` is the fastest on a few hundred classifiers).
+        Code matrix or its name; see :class:`CodeMatrixClassifier`.
+    alpha, loss, penalty, l1_ratio, fit_intercept, solver
+        The model and its solver, as in :class:`ConvexDecoder` (defaults
+        ``1e-4``, ``"cross_entropy"``, ``"l2"``, None, False, ``"auto"``).
     cv : int, cross-validation generator, iterable, "prefit" or None, default=None
+        Which binary outputs the weights are fitted on; see :class:`CodeMatrixClassifier`.
     n_jobs : int, default=None
+        Jobs for training and predicting the binaries (joblib).
     random_state : int, RandomState instance or None, default=None
+        Seeds random codes and the binary learners.
+    verbose : int, default=0
+        Progress lines for the stages of ``fit`` and the solver's iterations.
+    tol, max_iter, newton, dtype, init : deprecated
+        The solver settings of version 0.1, as in :class:`ConvexDecoder`.
 
     Attributes
     ----------
     weights_ : ndarray of shape (n_classifiers,)
         Learned aggregation weights.
+    intercept_ : ndarray of shape (n_classes,)
+        Learned class intercepts (zeros without ``fit_intercept``).
     n_iter_ : int
-        Interior point iterations.
+        Solver iterations.
     classes_, code_matrix_, estimators_, decoder_, binary_output_, n_features_in_
         As in :class:`CodeMatrixClassifier`.
 
@@ -473,20 +593,6 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     (2, 3)
     """
 
-    _parameter_constraints = {
-        **{k: v for k, v in CodeMatrixClassifier._parameter_constraints.items() if k != "decoder"},
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "loss": [StrOptions(set(LOSSES))],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "penalty": [StrOptions(set(PENALTIES))],
-        "l1_ratio": [Interval(Real, 0, 1, closed="both")],
-        "solver": [StrOptions({"paper", "mehrotra"})],
-        "newton": [StrOptions({"cg", "cholesky"})],
-        "dtype": [StrOptions({"float64", "float32"})],
-        "init": [StrOptions({"paper", "uniform", "subsample"})],
-    }
-
     def __init__(
         self,
         estimator=None,
@@ -494,47 +600,55 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         code="ovo",
         alpha=1e-4,
         loss="cross_entropy",
-        tol=1e-4,
-        max_iter=100,
-        solver="paper",
-        newton="cg",
-        dtype="float64",
-        init="paper",
+        penalty="l2",
+        l1_ratio=None,
+        fit_intercept=False,
+        solver="auto",
         cv=None,
         n_jobs=None,
         random_state=None,
-        penalty="l2",
-        l1_ratio=0.5,
+        verbose=0,
+        tol="deprecated",
+        max_iter="deprecated",
+        newton="deprecated",
+        dtype="deprecated",
+        init="deprecated",
     ):
         self.estimator = estimator
         self.code = code
         self.alpha = alpha
         self.loss = loss
-        self.tol = tol
-        self.max_iter = max_iter
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
         self.solver = solver
-        self.newton = newton
-        self.dtype = dtype
-        self.init = init
         self.cv = cv
         self.n_jobs = n_jobs
         self.random_state = random_state
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
+        self.verbose = verbose
+        self.tol = tol
+        self.max_iter = max_iter
+        self.newton = newton
+        self.dtype = dtype
+        self.init = init
 
-    def _make_decoder(self):
-        return ConvexDecoder(
-            alpha=self.alpha,
-            loss=self.loss,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            penalty=self.penalty,
-            l1_ratio=self.l1_ratio,
-            solver=self.solver,
-            newton=self.newton,
-            dtype=self.dtype,
-            init=self.init,
-        )
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._complete_constraints()
+
+    @classmethod
+    def _complete_constraints(cls):
+        """The decoder's constraints for the parameters handed to it, taken from it."""
+        shared = _shared_decoder_parameters(cls)
+        constraints = {
+            k: v for k, v in CodeMatrixClassifier._parameter_constraints.items() if k != "decoder"
+        }
+        constraints.update({k: ConvexDecoder._parameter_constraints[k] for k in shared})
+        cls._parameter_constraints = {**constraints, **cls.__dict__.get("_own_constraints", {})}
+
+    def _make_decoder(self, **overrides):
+        params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
+        return ConvexDecoder(**{**params, **overrides})
 
     @property
     def weights_(self):
@@ -542,6 +656,14 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         return self.decoder_.weights_
 
     @property
+    def intercept_(self):
+        check_is_fitted(self)
+        return self.decoder_.intercept_
+
+    @property
     def n_iter_(self):
         check_is_fitted(self)
         return self.decoder_.n_iter_
+
+
+ConvexAggregationClassifier._complete_constraints()

@@ -68,8 +68,9 @@ def _type_name(cls):
 def trusted_types():
     """Type names (as skops writes them) that :func:`load` accepts beyond skops' defaults.
 
-    The convexagg estimators, every decoder ``convexagg.decoders`` exports, the
-    constant stand-in for one-sided binary problems, the scikit-learn estimators
+    The convexagg estimators, every decoder ``convexagg.decoders`` exports and
+    every solver configuration ``convexagg.solvers`` exports, the constant
+    stand-in for one-sided binary problems, the scikit-learn estimators
     convexagg builds by default (``LogisticRegression``; ``StandardScaler`` in a
     ``Pipeline`` for the command line) and ``numpy.dtype``.
     """
@@ -77,13 +78,15 @@ def trusted_types():
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from . import decoders
+    from . import decoders, solvers
     from .binary import ConstantBinaryPredictor
     from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
+    from .model_selection import ConvexAggregationClassifierCV
 
     classes = [
         CodeMatrixClassifier,
         ConvexAggregationClassifier,
+        ConvexAggregationClassifierCV,
         ConstantBinaryPredictor,
         LogisticRegression,
         Pipeline,
@@ -92,6 +95,10 @@ def trusted_types():
     for name in decoders.__all__:
         obj = getattr(decoders, name)
         if inspect.isclass(obj) and issubclass(obj, decoders.BaseDecoder):
+            classes.append(obj)
+    for name in solvers.__all__:  # the solver configurations a fitted decoder keeps
+        obj = getattr(solvers, name)
+        if inspect.isclass(obj) and issubclass(obj, solvers.SolverConfig):
             classes.append(obj)
     return sorted({_type_name(cls) for cls in classes} | {"numpy.dtype"})
 

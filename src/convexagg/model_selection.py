@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
-from sklearn.base import _fit_context
+from sklearn.base import _fit_context, clone
 from sklearn.model_selection import check_cv
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval
 
-from .binary import binary_output_kind, fit_binaries, predict_binaries
-from .codes import CODE_NAMES, make_code
-from .decoders import ConvexDecoder
-from .decoders.convex import PENALTIES
-from .estimator import CodeMatrixClassifier
-from .losses import LOSSES
+from ._utils import restore_on_failure
+from .binary import fit_predict_binaries, predict_binaries
+from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
 
 __all__ = ["ConvexAggregationClassifierCV", "default_alphas"]
@@ -30,47 +26,61 @@ def default_alphas(n_alphas=13):
     return np.logspace(-6, 0, n_alphas)
 
 
-class ConvexAggregationClassifierCV(CodeMatrixClassifier):
+class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     """Convex aggregation with ``alpha`` chosen by cross-validated log-loss.
 
     ``alpha`` is the paper's ``lambda`` of eq. 12 (with ``penalty="l2"``), which
     the paper set by inspecting the regularisation path (section 5.1, Fig. 3)
-    and then fixed at ``1e-4``; here it is chosen from the data.
+    and then fixed at ``1e-4``; here it is chosen from the data. Every other
+    parameter is :class:`ConvexAggregationClassifier`'s, with the same meaning
+    -- ``cv`` included: which binary outputs the weights are fitted on -- and
+    ``alphas`` replaces ``alpha``.
 
-    For each fold the binary classifiers are trained **once** on the fold's
-    training part; the aggregation weights are fitted, as in the paper, on the
-    binaries' outputs on that same training part, along the whole regularisation
-    path (:func:`~convexagg.path.regularization_path`: decreasing ``alpha``, each
-    interior point solve warm-started at the previous one), and every weight
-    vector is scored by the log-loss of ``softmax(-rho)`` on the fold's held-out
-    part. ``alpha_`` minimises the mean over folds (ties go to the larger
-    ``alpha``). The binaries and the weights at ``alpha_`` are then refitted on
-    all the data.
+    Each ``alpha`` of the grid is scored on the ``alpha_cv`` folds by the
+    log-loss, on the fold's held-out rows, of weights fitted on the other rows
+    (the whole grid as one regularisation path, :func:`~convexagg.regularization_path`,
+    on the decoder's model and solver, each ``alpha`` warm-started from the
+    previous one); ``alpha_`` minimises the mean over folds (ties go to the
+    larger ``alpha``). Which outputs those are follows ``cv``:
+
+    * ``cv=None`` (the paper's protocol: weights fitted on the binaries' outputs
+      on their own training rows): the binaries are trained **once per fold**
+      on the fold's other rows; the weights are fitted on their outputs on
+      those rows and scored on their outputs on the held-out rows, which they
+      never saw. The binaries and the weights at ``alpha_`` are then refitted
+      on all the data.
+    * ``cv`` a number of folds or a splitter (out-of-fold outputs): the
+      out-of-fold outputs are computed once, as in the parent's ``fit``, and the
+      aggregation alone is cross-validated on them -- no binary is trained per
+      ``alpha`` fold. The weights at ``alpha_`` are fitted on all of them.
+    * ``cv="prefit"``: the same on the given binaries' outputs.
 
     Parameters
     ----------
-    estimator : classifier, default=None
+    estimator : classifier, or list of fitted binary classifiers, default=None
         Binary learner, cloned for every column and fold
         (``LogisticRegression()`` when None).
     code : str or array-like, default="ovo"
-        Code matrix or its name, see :class:`~convexagg.CodeMatrixClassifier`.
+        Code matrix or its name, see :class:`CodeMatrixClassifier`.
     alphas : int or array-like, default=13
         Grid of regularisation strengths, or its size ``n`` for
         ``np.logspace(-6, 0, n)`` (:func:`default_alphas`).
-    cv : int, cross-validation generator or iterable, default=5
-        Folds for choosing ``alpha`` (``StratifiedKFold`` for an int).
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-    tol : float, default=1e-4
-        Interior point tolerance.
-    max_iter : int, default=100
-        Interior point iterations per ``alpha``.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-    l1_ratio : float, default=0.5
-        As in :class:`~convexagg.ConvexAggregationClassifier`.
+    alpha_cv : int, cross-validation generator or iterable, default=5
+        Folds on which each ``alpha`` is scored (``StratifiedKFold`` for an int).
+    loss, penalty, l1_ratio, fit_intercept, solver
+        The model and its solver, as in :class:`ConvexDecoder`.
+    cv : int, cross-validation generator, iterable, "prefit" or None, default=None
+        Which binary outputs the weights are fitted on, as in
+        :class:`ConvexAggregationClassifier`.
     n_jobs : int, default=None
         Jobs for training and predicting the binaries (joblib).
     random_state : int, RandomState instance or None, default=None
-        Seeds random codes.
+        Seeds random codes and the binary learners (one seed per column, the
+        same in every fold).
+    verbose : int, default=0
+        One line per fold (and the stages of ``fit``).
+    tol, max_iter, newton, dtype, init : deprecated
+        The solver settings of version 0.1, as in :class:`ConvexDecoder`.
 
     Attributes
     ----------
@@ -81,34 +91,26 @@ class ConvexAggregationClassifierCV(CodeMatrixClassifier):
     cv_scores_ : ndarray of shape (n_alphas, n_folds)
         Validation log-loss (lower is better) of every ``alpha`` on every fold.
     weights_ : ndarray of shape (n_classifiers,)
-        The aggregation weights refitted at ``alpha_`` on all data.
+        The aggregation weights refitted at ``alpha_``.
+    intercept_ : ndarray of shape (n_classes,)
     n_iter_ : int
-        Interior point iterations of that refit.
+        Solver iterations of that refit.
     classes_, code_matrix_, estimators_, decoder_, binary_output_, n_features_in_
-        As in :class:`~convexagg.CodeMatrixClassifier`.
+        As in :class:`CodeMatrixClassifier`.
 
     Examples
     --------
     >>> from sklearn.datasets import load_iris
     >>> from convexagg import ConvexAggregationClassifierCV
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = ConvexAggregationClassifierCV(alphas=[1e-4, 1e-2, 1.0], cv=3).fit(X, y)
+    >>> clf = ConvexAggregationClassifierCV(alphas=[1e-4, 1e-2, 1.0], alpha_cv=3).fit(X, y)
     >>> clf.cv_scores_.shape
     (3, 3)
     """
 
-    _parameter_constraints = {
-        "estimator": [HasMethods(["fit"]), None],
-        "code": [StrOptions(set(CODE_NAMES)), "array-like"],
+    _own_constraints = {
         "alphas": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "cv": ["cv_object"],
-        "loss": [StrOptions(set(LOSSES))],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "penalty": [StrOptions(set(PENALTIES))],
-        "l1_ratio": [Interval(Real, 0, 1, closed="both")],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "alpha_cv": ["cv_object"],
     }
 
     def __init__(
@@ -117,36 +119,47 @@ class ConvexAggregationClassifierCV(CodeMatrixClassifier):
         *,
         code="ovo",
         alphas=13,
-        cv=5,
+        alpha_cv=5,
         loss="cross_entropy",
-        tol=1e-4,
-        max_iter=100,
         penalty="l2",
-        l1_ratio=0.5,
+        l1_ratio=None,
+        fit_intercept=False,
+        solver="auto",
+        cv=None,
         n_jobs=None,
         random_state=None,
+        verbose=0,
+        tol="deprecated",
+        max_iter="deprecated",
+        newton="deprecated",
+        dtype="deprecated",
+        init="deprecated",
     ):
-        self.estimator = estimator
-        self.code = code
-        self.alphas = alphas
-        self.cv = cv
-        self.loss = loss
-        self.tol = tol
-        self.max_iter = max_iter
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-
-    def _make_decoder(self, alpha=1e-4):
-        return ConvexDecoder(
-            alpha=alpha,
-            loss=self.loss,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            penalty=self.penalty,
-            l1_ratio=self.l1_ratio,
+        super().__init__(
+            estimator,
+            code=code,
+            loss=loss,
+            penalty=penalty,
+            l1_ratio=l1_ratio,
+            fit_intercept=fit_intercept,
+            solver=solver,
+            cv=cv,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            tol=tol,
+            max_iter=max_iter,
+            newton=newton,
+            dtype=dtype,
+            init=init,
         )
+        del self.alpha  # chosen by fit (alpha_), not a parameter
+        self.alphas = alphas
+        self.alpha_cv = alpha_cv
+
+    def _make_decoder(self, **overrides):
+        """The decoder at ``alpha_`` once fitted (``fit_decoder`` refits there)."""
+        return super()._make_decoder(**{"alpha": getattr(self, "alpha_", 1e-4), **overrides})
 
     def _alpha_grid(self):
         if isinstance(self.alphas, Integral):
@@ -159,68 +172,69 @@ class ConvexAggregationClassifierCV(CodeMatrixClassifier):
             )
         return alphas
 
+    def _fold_outputs(self, p, train, val):
+        """Outputs on a fold's training and held-out rows of binaries trained on its
+        training rows (``cv=None``: the paper's in-sample protocol, honestly validated)."""
+        estimators, Q_train = fit_predict_binaries(
+            self._base_estimator(),
+            p.X[train],
+            p.y[train],
+            p.code,
+            p.output,
+            n_jobs=self.n_jobs,
+            seeds=p.seeds,
+        )
+        return Q_train, predict_binaries(estimators, p.X[val], p.output, n_jobs=self.n_jobs)
+
     @_fit_context(prefer_skip_nested_validation=False)
+    @restore_on_failure
     def fit(self, X, y):
         """Choose ``alpha`` by cross-validation, then fit on all data.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
+            Class labels of any sortable type.
 
         Returns
         -------
-        self
+        self : object
+            The fitted classifier.
         """
-        X, y_enc, classes = self._validate_training_data(X, y)
-        code = make_code(self.code, classes.size, random_state=self.random_state)
+        decoder = self._make_decoder().with_solver_resolved()  # 0.1 keywords warn once
         alphas = self._alpha_grid()
-        base = self._base_estimator()
-        output = binary_output_kind(base)
-        cv = check_cv(self.cv, y_enc, classifier=True)
-
+        p = self._problem(X, y, decoder)
+        folds = list(check_cv(self.alpha_cv, p.y, classifier=True).split(p.X, p.y))
+        if self.cv is not None:  # out-of-fold (or prefit) outputs, once
+            estimators, Q = self._train_outputs(p)
         scores = []
-        for train, val in cv.split(X, y_enc):
-            fold_binaries = fit_binaries(base, X[train], y_enc[train], code, n_jobs=self.n_jobs)
+        for f, (train, val) in enumerate(folds):
+            if self.cv is None:
+                Q_train, Q_val = self._fold_outputs(p, train, val)
+            else:
+                Q_train, Q_val = Q[train], Q[val]
             path = regularization_path(
-                predict_binaries(fold_binaries, X[train], output, n_jobs=self.n_jobs),
-                y_enc[train],
-                code,
+                Q_train,
+                p.y[train],
+                p.code,
                 alphas,
-                Q_val=predict_binaries(fold_binaries, X[val], output, n_jobs=self.n_jobs),
-                y_val=y_enc[val],
-                loss=self.loss,
-                output=output,
-                tol=self.tol,
-                penalty=self.penalty,
-                l1_ratio=self.l1_ratio,
-                max_iter=self.max_iter,
+                decoder=decoder,
+                Q_val=Q_val,
+                y_val=p.y[val],
+                output=p.output,
             )
             scores.append(path.val_log_loss)
-        alphas_sorted = path.alphas
+            best = path.alphas[np.argmin(path.val_log_loss)]
+            self._log(f"alpha fold {f + 1}/{len(folds)}: best alpha {best:.3g}")
         cv_scores = np.column_stack(scores)
-        alpha = float(alphas_sorted[np.argmin(cv_scores.mean(axis=1))])
-
-        estimators = fit_binaries(base, X, y_enc, code, n_jobs=self.n_jobs)
-        Q = predict_binaries(estimators, X, output, n_jobs=self.n_jobs)
-        decoder = self._make_decoder(alpha).fit(Q, y_enc, code, output=output)
-
-        self.classes_ = classes
-        self.code_matrix_ = code
-        self.estimators_ = estimators
-        self.binary_output_ = output
-        self.decoder_ = decoder
+        alpha = float(path.alphas[np.argmin(cv_scores.mean(axis=1))])  # ties: the larger
+        if self.cv is None:
+            estimators, Q = self._train_outputs(p)
+        fitted = self._fit_decoder(clone(decoder).set_params(alpha=alpha), Q, p)
+        self._set_fitted(p, estimators, fitted)
         self.alpha_ = alpha
-        self.alphas_ = alphas_sorted
+        self.alphas_ = path.alphas
         self.cv_scores_ = cv_scores
         return self
-
-    @property
-    def weights_(self):
-        check_is_fitted(self)
-        return self.decoder_.weights_
-
-    @property
-    def n_iter_(self):
-        check_is_fitted(self)
-        return self.decoder_.n_iter_

@@ -3,27 +3,35 @@
 The paper chooses its ``lambda`` by looking at the path of the optimal weights
 and the training accuracy over a grid of ``lambda`` (its Fig. 3, Vowel data,
 sparse random ECOC code). :func:`regularization_path` computes both, and the
-accuracy (and log-loss) on a validation set if one is given; the figure itself
-is drawn by the experiments (``convexagg figures``).
+accuracy and log-loss on a validation set if one is given, on the decoder's
+own model and solver: the losses are stored once
+(:meth:`ConvexDecoder.likelihood_objective <convexagg.ConvexDecoder.likelihood_objective>`)
+and each ``alpha`` only swaps the penalty, solved by the decoder's solver
+warm-started from the previous ``alpha`` by that solver's policy.
+:class:`~convexagg.ConvexAggregationClassifierCV` chooses ``alpha`` with it.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
+from sklearn.base import clone
 
-from .decoders.convex import ConvexDecoder, penalty_strengths
-from .losses import check_binary_outputs
-from .solvers import ConvexObjective, discrepancies, interior_point, interior_warm_start
+from .aggregation import Penalty
+from .decoders.convex import ConvexDecoder
 
 __all__ = ["RegularizationPath", "regularization_path"]
+
+# keywords of version 0.1: model settings now on the decoder, solver settings on its solver
+_LEGACY_MODEL = ("loss", "penalty", "l1_ratio")
+_LEGACY_SOLVER = ("tol", "max_iter", "newton")
 
 
 @dataclass
 class RegularizationPath:
-    """Weights and accuracies along a regularisation path.
+    """Weights and scores along a regularisation path.
 
     Attributes
     ----------
@@ -32,13 +40,15 @@ class RegularizationPath:
         as the path was computed; as in scikit-learn's ``lasso_path``).
     weights : ndarray of shape (n_alphas, M)
         The aggregation weights at each ``alpha``.
+    intercepts : ndarray of shape (n_alphas, n_classes)
+        The class intercepts at each ``alpha`` (zeros without ``fit_intercept``).
     train_accuracy : ndarray of shape (n_alphas,)
         Accuracy of ``argmin_k rho`` on the training outputs (the paper's squares
-        in Fig. 3).
+        in Fig. 3); weighted by ``sample_weight`` when given.
     val_accuracy : ndarray of shape (n_alphas,) or None
         The same on ``(Q_val, y_val)``; None without validation data.
     n_iter : ndarray of int, shape (n_alphas,)
-        Interior point iterations at each ``alpha``.
+        Solver iterations at each ``alpha``.
     converged : ndarray of bool, shape (n_alphas,)
     objective : ndarray of shape (n_alphas,)
         The penalised objective at each solution.
@@ -50,6 +60,7 @@ class RegularizationPath:
 
     alphas: np.ndarray
     weights: np.ndarray
+    intercepts: np.ndarray
     train_accuracy: np.ndarray
     val_accuracy: np.ndarray | None
     n_iter: np.ndarray
@@ -59,15 +70,44 @@ class RegularizationPath:
     val_log_loss: np.ndarray | None
 
 
-def _scores(L, ET, y, W):
-    """Accuracy and log-loss of every row of ``W`` (weights) on stacked losses ``L``."""
-    rows = np.arange(y.size)
+def _scores(objective, X):
+    """Accuracy and log-loss of every solution (row of ``X``) on ``objective``'s data,
+    without the penalty: its value is the mean negative log-likelihood."""
+    data = objective.with_penalty(Penalty())
+    s = data.sample_weight
     acc, logloss = [], []
-    for w in W:
-        neg = -discrepancies(L, ET, w)
-        acc.append(np.mean(np.argmax(neg, axis=1) == y))
-        logloss.append(np.mean(logsumexp(neg, axis=1) - neg[rows, y]))
+    for x in X:
+        point = data.evaluate(x)
+        correct = np.argmax(point.P, axis=1) == data.y
+        acc.append(float(np.mean(correct) if s is None else s @ correct / s.sum()))
+        logloss.append(point.value)
     return np.asarray(acc), np.asarray(logloss)
+
+
+def _legacy_decoder(decoder, legacy):
+    """The decoder the 0.1 keywords described, with a ``FutureWarning``."""
+    unknown = sorted(set(legacy) - set(_LEGACY_MODEL) - set(_LEGACY_SOLVER))
+    if unknown:
+        raise TypeError(f"regularization_path() got unexpected keyword arguments {unknown}.")
+    if decoder is not None:
+        raise ValueError(
+            f"pass either decoder=... or the deprecated keywords {sorted(legacy)}, not both."
+        )
+    warnings.warn(
+        f"regularization_path: the keywords {sorted(legacy)} are deprecated in convexagg 0.2 "
+        "and will be removed in 0.3; pass decoder=ConvexDecoder(loss=..., penalty=..., "
+        "solver=...) instead.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    model = {k: v for k, v in legacy.items() if k in _LEGACY_MODEL}
+    if model.get("penalty", "l2") != "elasticnet":
+        model.pop("l1_ratio", None)
+    solver = {k: v for k, v in legacy.items() if k in _LEGACY_SOLVER}
+    # 0.1's path ran the paper's interior point with these settings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # said once, above
+        return ConvexDecoder(**model, **solver, solver="paper").with_solver_resolved()
 
 
 def regularization_path(
@@ -76,26 +116,23 @@ def regularization_path(
     code,
     alphas,
     *,
+    decoder=None,
     Q_val=None,
     y_val=None,
-    loss="cross_entropy",
     output="proba",
-    tol=1e-4,
-    penalty="l2",
-    l1_ratio=0.5,
-    max_iter=100,
+    sample_weight=None,
     warm_start=True,
-    newton="cg",
+    **legacy,
 ):
     """Solutions of the paper's problem (12) over a grid of ``alpha`` (its Fig. 3).
 
-    The path runs from the largest ``alpha`` to the smallest, each solve of the
-    interior point warm-started at the previous solution, moved into the
-    interior by :func:`~convexagg.solvers.interior_warm_start` (``w0 = max(w,
-    1e-4)``, duals from the new problem's gradient): a boundary point as start
-    stalls the interior point, and this start halved the iterations of 13-point
-    paths on digits and the paper's synthetic study (about 660 against 1410
-    from cold starts; measurements in that function's docstring).
+    The path runs from the largest ``alpha`` to the smallest on the model of
+    ``decoder`` (its loss, penalty, intercepts and solver, ``alpha`` aside): the
+    losses are stored once and each ``alpha`` is solved warm-started from the
+    previous solution by the solver's policy -- for the interior point, moved
+    into the interior by :func:`~convexagg.solvers.interior_warm_start` (a
+    boundary start stalls it; this halved the iterations of 13-point paths), for
+    the projected Newton and L-BFGS-B methods, the previous solution itself.
 
     Parameters
     ----------
@@ -107,22 +144,22 @@ def regularization_path(
     alphas : array-like of shape (n_alphas,)
         Regularisation strengths ``>= 0``, any order; the result is sorted
         decreasingly.
+    decoder : ConvexDecoder, default=None
+        The model and solver (``ConvexDecoder()`` when None); its ``alpha`` is
+        not used. Its formulation must be ``"likelihood"``.
     Q_val, y_val : array-like, default=None
         Validation outputs and labels for ``val_accuracy`` / ``val_log_loss``.
-    loss, output
-        As in :class:`~convexagg.decoders.ConvexDecoder`.
-    tol : float, default=1e-4
-        Interior point tolerance at every ``alpha``.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-    l1_ratio : float, default=0.5
-        The meaning of ``alpha`` per penalty is that of
-        :func:`~convexagg.decoders.convex.penalty_strengths`.
-    max_iter : int, default=100
-        Interior point iterations per ``alpha``.
+    output : {"proba", "margin"}, default="proba"
+        What ``Q`` holds.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights of the training samples.
     warm_start : bool, default=True
-        False solves every ``alpha`` from the cold start ``w = 1/M, z = 1``
-        (the same as separate fits; for comparisons).
-    newton : {"cg", "cholesky"}, default="cg"
+        False solves every ``alpha`` from the solver's own start (the same as
+        separate fits; for comparisons).
+    **legacy
+        The 0.1 keywords ``loss``, ``penalty``, ``l1_ratio``, ``tol``,
+        ``max_iter``, ``newton``: deprecated (``FutureWarning``); they describe
+        the decoder.
 
     Returns
     -------
@@ -138,53 +175,56 @@ def regularization_path(
     >>> path.weights.shape, path.alphas[0]
     ((5, 3), np.float64(1.0))
     """
-    decoder = ConvexDecoder(loss=loss, tol=tol, penalty=penalty, l1_ratio=l1_ratio)
-    Q, y, code = decoder._validate_fit(Q, y, code, output)
+    if legacy:
+        decoder = _legacy_decoder(decoder, legacy)
+    if decoder is not None and not isinstance(decoder, ConvexDecoder):
+        raise TypeError(f"decoder must be a ConvexDecoder, got {decoder!r}.")
+    decoder = ConvexDecoder() if decoder is None else clone(decoder)
+    decoder._validate_params()
+    if decoder.formulation != "likelihood":
+        raise ValueError(
+            "regularization_path solves the likelihood (eq. 12); the decoder has "
+            f"formulation={decoder.formulation!r}."
+        )
+    decoder = decoder.with_solver_resolved()
     alphas = np.sort(np.asarray(alphas, dtype=np.float64).ravel())[::-1]
     if alphas.size == 0 or not np.all(np.isfinite(alphas)) or alphas.min() < 0:
         raise ValueError("alphas must be a non-empty sequence of finite values >= 0.")
     if (Q_val is None) != (y_val is None):
         raise ValueError("Q_val and y_val must be given together.")
-    L = decoder._stacked_losses(Q)
+    config = decoder.solver
+    objective = decoder.likelihood_objective(Q, y, code, output, sample_weight)
+    code = objective.code
+    val = None
+    if Q_val is not None:
+        try:
+            val = decoder.likelihood_objective(Q_val, y_val, code, output)
+        except ValueError as exc:
+            raise ValueError(f"validation data (Q_val, y_val): {exc}") from None
 
     n_alphas, M = alphas.size, code.shape[1]
-    weights = np.empty((n_alphas, M))
+    solutions = np.empty((n_alphas, objective.n_variables))
     n_iter = np.empty(n_alphas, dtype=int)
     converged = np.empty(n_alphas, dtype=bool)
     objective_values = np.empty(n_alphas)
-    w = None
+    result = None
     for j, alpha in enumerate(alphas):
-        l2, l1 = penalty_strengths(alpha, penalty, l1_ratio)
-        objective = ConvexObjective(L, code, y, l2, l1=l1)
-        w0 = z0 = None
-        if warm_start and w is not None:
-            w0, z0 = interior_warm_start(objective, w)
-        result = interior_point(objective, w0, z0, tol=tol, max_iter=max_iter, newton=newton)
-        w = result.w
-        weights[j] = w
+        problem = objective.with_penalty(decoder.penalty_for(alpha))
+        result = config.solve(problem, result if warm_start else None)
+        solutions[j] = result.w
         n_iter[j] = result.n_iter
         converged[j] = result.converged
         objective_values[j] = result.history["objective"][-1]
 
-    ET = objective.ET
-    train_acc, train_ll = _scores(L, ET, y, weights)
+    train_acc, train_ll = _scores(objective, solutions)
     val_acc = val_ll = None
-    if Q_val is not None:
-        Q_val = check_binary_outputs(Q_val, output)
-        y_val = np.asarray(y_val)
-        if Q_val.shape[1] != M or y_val.shape != (Q_val.shape[0],):
-            raise ValueError(
-                f"Q_val must have {M} columns and y_val one label per row; got shapes "
-                f"{Q_val.shape} and {y_val.shape}."
-            )
-        integer = np.issubdtype(y_val.dtype, np.integer)
-        if not integer or y_val.min(initial=0) < 0 or y_val.max(initial=0) >= code.shape[0]:
-            raise ValueError("y_val must hold integer class indices in 0..n_classes-1.")
-        L_val = decoder._stacked_losses(Q_val)
-        val_acc, val_ll = _scores(L_val, ET, y_val.astype(np.intp), weights)
+    if val is not None:
+        val_acc, val_ll = _scores(val, solutions)
+    intercepts = solutions[:, M:] if decoder.fit_intercept else np.zeros((n_alphas, code.shape[0]))
     return RegularizationPath(
         alphas=alphas,
-        weights=weights,
+        weights=solutions[:, :M],
+        intercepts=intercepts,
         train_accuracy=train_acc,
         val_accuracy=val_acc,
         n_iter=n_iter,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .aggregation import discrepancies, side_weights, stack_losses
 from .losses import binary_losses, check_binary_outputs
-from .solvers import discrepancies, side_indicators, stack_losses
 
 __all__ = [
     "GeneralizationBound",
@@ -87,7 +87,7 @@ def margins(L, code, y, w):
     """
     y = np.asarray(y, dtype=np.intp)
     rows = np.arange(y.size)
-    rho = discrepancies(L, side_indicators(code), np.asarray(w, dtype=np.float64))
+    rho = discrepancies(L, side_weights(code, w))
     rho_y = rho[rows, y].copy()
     rho[rows, y] = np.inf
     return rho.min(axis=1) - rho_y
@@ -181,6 +181,11 @@ def generalization_bound(decoder, Q, y, *, B=None, epsilon=0.05):
         ``empirical``, ``rademacher``, ``confidence`` and their ``total``.
     """
     check_is_fitted(decoder, "weights_")
+    if np.any(getattr(decoder, "intercept_", 0.0) != 0):
+        raise ValueError(
+            "generalization_bound: Proposition 2 is stated for the paper's model, without "
+            "class intercepts; this decoder was fitted with fit_intercept=True."
+        )
     code = decoder.code_
     Q = check_binary_outputs(Q, decoder.output_)
     y = np.asarray(y)

@@ -31,7 +31,37 @@ from .._utils import restore_on_failure
 from ..codes import check_code_matrix
 from ..losses import OUTPUT_KINDS, check_binary_outputs
 
-__all__ = ["BaseDecoder"]
+__all__ = ["BaseDecoder", "check_fit_inputs"]
+
+
+def check_fit_inputs(Q, y, code, output="proba"):
+    """``(Q, y, code)`` validated for fitting a decoder, with errors naming each.
+
+    ``Q``: finite (probabilities in ``[0, 1]``), at least one row, one column per
+    code column; ``y``: 1-D integer class indices ``0..n_classes-1``, one per row
+    of ``Q``; ``code``: a valid code matrix. Returns ``Q`` as float, ``y`` as
+    ``intp`` and the code as ``int8``.
+    """
+    code = check_code_matrix(code)
+    Q = check_binary_outputs(Q, output)
+    if Q.shape[0] == 0:
+        raise ValueError("Q has 0 rows (samples); at least one is needed to fit a decoder.")
+    if Q.shape[1] != code.shape[1]:
+        raise ValueError(
+            f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
+            "classifiers (columns); they must match."
+        )
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != Q.shape[0]:
+        raise ValueError(
+            f"y must be 1-D with one label per row of Q ({Q.shape[0]}), got shape {y.shape}."
+        )
+    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= code.shape[0]:
+        raise ValueError(
+            "y must hold integer class indices in 0..n_classes-1 "
+            f"(n_classes={code.shape[0]} rows of the code)."
+        )
+    return Q, y.astype(np.intp), code
 
 
 class BaseDecoder(BaseEstimator):
@@ -57,30 +87,13 @@ class BaseDecoder(BaseEstimator):
             raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
 
     def _validate_fit(self, Q, y, code, output):
+        """Validate the inputs (:func:`check_fit_inputs`) and record the code and output kind."""
         self._check_output(output)
-        code = check_code_matrix(code)
-        Q = check_binary_outputs(Q, output)
-        if Q.shape[0] == 0:
-            raise ValueError("Q has 0 rows (samples); at least one is needed to fit a decoder.")
-        if Q.shape[1] != code.shape[1]:
-            raise ValueError(
-                f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
-                "classifiers (columns); they must match."
-            )
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != Q.shape[0]:
-            raise ValueError(
-                f"y must be 1-D with one label per row of Q ({Q.shape[0]}), got shape {y.shape}."
-            )
-        if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= code.shape[0]:
-            raise ValueError(
-                "y must hold integer class indices in 0..n_classes-1 "
-                f"(n_classes={code.shape[0]} rows of the code)."
-            )
+        Q, y, code = check_fit_inputs(Q, y, code, output)
         self.code_ = code
         self.output_ = output
         self.n_classes_ = code.shape[0]
-        return Q, y.astype(np.intp), code
+        return Q, y, code
 
     def _validate_predict(self, Q):
         check_is_fitted(self, "code_")

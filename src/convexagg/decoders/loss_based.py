@@ -7,8 +7,8 @@ from scipy.special import softmax
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
 
+from ..aggregation import output_discrepancies
 from ..losses import LOSSES, binary_losses
-from ..solvers import discrepancies, side_indicators, stack_losses
 from .base import BaseDecoder
 
 __all__ = ["LossBasedDecoder"]
@@ -26,7 +26,7 @@ class LossBasedDecoder(BaseDecoder):
 
     With the default exponential loss on probabilities
     ``d(c, q) = exp(-c (q - 1/2))`` (paper eq. 6). The non-zero entries are
-    exactly :func:`convexagg.solvers.discrepancies` with ``w = 1/M``.
+    exactly :func:`convexagg.aggregation.discrepancies` with ``w = 1/M``.
 
     **Don't-care entries.** Allwein et al. charge a zero entry the loss of a
     zero margin, ``L(0)`` (``exp(0) = 1`` for the exponential loss, ``log 2``
@@ -106,8 +106,9 @@ class LossBasedDecoder(BaseDecoder):
     def discrepancies(self, Q):
         """``rho`` of shape ``(n_samples, n_classes)``: each class's (averaged) loss."""
         Q = self._validate_predict(Q)
-        L = stack_losses(*binary_losses(Q, self.loss, self.output_))
-        rho = discrepancies(L, side_indicators(self.code_), self.weights_)
+        rho = output_discrepancies(
+            Q, self.code_, self.weights_, loss=self.loss, output=self.output_
+        )
         if self.dont_care == "loss_at_zero":
             neutral = np.full((1, 1), 0.5 if self.output_ == "proba" else 0.0)
             loss_at_zero = binary_losses(neutral, self.loss, self.output_)[0][0, 0]

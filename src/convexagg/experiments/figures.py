@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..aggregation import discrepancies, side_weights, stack_losses
 from ..binary import fit_binaries, predict_binaries
 from ..codes import make_code, sparse_random
 from ..datasets import load_dataset, make_broken_classifier_outputs, make_gaussian_classes
 from ..decoders import ConvexDecoder
 from ..path import regularization_path
-from ..solvers import discrepancies, side_indicators, stack_losses
 from .methods import MethodContext, make_decoder
-from .protocol import Protocol, fit_tuned_binaries, make_split
+from .protocol import PAPER_SOLVER, Protocol, fit_tuned_binaries, make_split
 from .runner import _write_json
 
 __all__ = ["figure3", "figure4", "figure5", "make_figures"]
@@ -58,7 +58,13 @@ def figure3(out_dir, data_dir=None, alphas=None, ecoc_candidates=20000):
     code = sparse_random(K, n_candidates=ecoc_candidates, random_state=0)
     Q_train, Q_test, _ = fit_tuned_binaries("linsvm", split, code, Protocol())
     result = regularization_path(
-        Q_train, split.y_train, code, alphas, Q_val=Q_test, y_val=split.y_test
+        Q_train,
+        split.y_train,
+        code,
+        alphas,
+        decoder=ConvexDecoder(solver=PAPER_SOLVER),
+        Q_val=Q_test,
+        y_val=split.y_test,
     )
     path = {
         "alphas": np.asarray(result.alphas),
@@ -95,11 +101,12 @@ def figure3(out_dir, data_dir=None, alphas=None, ecoc_candidates=20000):
 def figure4(out_dir, random_state=0):
     """Interior point progress on the synthetic 3-class problem (section 5.2)."""
     Q, y, code = make_broken_classifier_outputs(random_state=random_state)
-    dec = ConvexDecoder().fit(Q, y, code)
+    dec = ConvexDecoder(solver=PAPER_SOLVER).fit(Q, y, code)
     L = stack_losses(*_cross_entropy(Q))
-    ET = side_indicators(code)
     weights = np.asarray(dec.history_["weights"])
-    accuracy = np.array([np.mean(np.argmin(discrepancies(L, ET, w), axis=1) == y) for w in weights])
+    accuracy = np.array(
+        [np.mean(np.argmin(discrepancies(L, side_weights(code, w)), axis=1) == y) for w in weights]
+    )
     objective = np.asarray(dec.history_["objective"])
     loss_based = make_decoder("loss_based", MethodContext("broken3", "none", 3, 3)).fit(Q, y, code)
 
@@ -137,7 +144,7 @@ def broken_classifier_study(n_draws=20):
     ctx = MethodContext("broken3", "none", 3, 3)
     for seed in range(n_draws):
         Q, y, code = make_broken_classifier_outputs(random_state=seed)
-        dec = ConvexDecoder().fit(Q, y, code)
+        dec = ConvexDecoder(solver=PAPER_SOLVER).fit(Q, y, code)
         cv.append(np.mean(dec.predict(Q) == y))
         weights.append(dec.weights_)
         lb.append(np.mean(make_decoder("loss_based", ctx).fit(Q, y, code).predict(Q) == y))

@@ -25,6 +25,7 @@ from ..decoders import (
     WMAPDecoder,
 )
 from .direct import DIRECT_METHODS
+from .protocol import PAPER_SOLVER
 
 __all__ = [
     "AGGREGATION_METHODS",
@@ -64,7 +65,7 @@ def _wmap(ctx):
 
 
 def _convex(ctx):
-    return ConvexDecoder(alpha=ctx.alpha)
+    return ConvexDecoder(alpha=ctx.alpha, solver=PAPER_SOLVER)
 
 
 def _hamming(ctx):
