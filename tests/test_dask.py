@@ -22,10 +22,11 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
+from convexagg.aggregation import DenseObjective, Penalty, stack_losses  # noqa: E402
+from convexagg.aggregation.distributed import DaskObjective  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
-from convexagg.solvers import ConvexObjective, interior_point, stack_losses  # noqa: E402
-from convexagg.solvers.chunked import DaskObjective  # noqa: E402
+from convexagg.solvers import InteriorPoint, ProjectedNewton, interior_point  # noqa: E402
 from helpers import distance_to_optimum_bound  # noqa: E402
 
 
@@ -76,26 +77,34 @@ def test_core_package_does_not_import_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.parametrize("code_name", ["ovo", "ecoc"])
-def test_partial_sums_equal_in_memory_objective(code_name):
+@pytest.mark.parametrize(
+    "code_name, fit_intercept, weighted", [("ovo", False, False), ("ecoc", True, True)]
+)
+def test_partial_sums_equal_in_memory_objective(code_name, fit_intercept, weighted):
     """Value, gradient and Hessian over uneven, column-split blocks with labels chunked
-    differently equal the in-memory objective (synchronous scheduler)."""
+    differently equal the in-memory objective (synchronous scheduler); with intercepts
+    and sample weights as well."""
     Q, y, code = _outputs(seed=1, n=500, code_name=code_name)
-    alpha = 0.01
-    w = np.random.default_rng(2).uniform(0.1, 1.0, size=code.shape[1])
-    ref = ConvexObjective(stack_losses(*binary_losses(Q)), code, y, alpha)
+    penalty = Penalty(0.01)
+    rng = np.random.default_rng(2)
+    w = rng.uniform(0.1, 1.0, size=code.shape[1] + (code.shape[0] if fit_intercept else 0))
+    s = rng.uniform(0.5, 2.0, size=500) if weighted else None
+    kw = dict(fit_intercept=fit_intercept, sample_weight=s)
+    ref = DenseObjective(stack_losses(*binary_losses(Q)), code, y, penalty, **kw)
     p_ref = ref.evaluate(w)
     Qd = da.from_array(Q, chunks=((0, 123, 200, 177), (3, Q.shape[1] - 3)))
     yd = da.from_array(y, chunks=100)
+    if weighted:
+        kw["sample_weight"] = da.from_array(s, chunks=250)
     with dask.config.set(scheduler="sync"):
-        obj = DaskObjective(Qd, yd, code, alpha, split_every=2)
+        obj = DaskObjective(Qd, yd, code, penalty, split_every=2, **kw)
         point = obj.evaluate(w)
         assert obj.n_blocks == 3 and obj.n_passes == 1
         assert point.value == pytest.approx(p_ref.value, rel=1e-13)
         np.testing.assert_allclose(point.grad, p_ref.grad, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(obj.hessian(point), ref.hessian(p_ref), rtol=1e-11, atol=1e-15)
         np.testing.assert_allclose(obj.hess_diag(point), ref.hess_diag(p_ref), rtol=1e-11)
-        v = np.arange(code.shape[1], dtype=float)
+        v = np.arange(w.size, dtype=float)
         np.testing.assert_allclose(obj.hessp(point, v), ref.hessp(p_ref, v), rtol=1e-10)
         assert obj.value(w) == pytest.approx(p_ref.value, rel=1e-13)
         assert obj.n_passes == 2
@@ -105,15 +114,15 @@ def test_interior_point_one_pass_per_newton_iteration(client):
     """Exact Newton (Cholesky) on the chunked and on the in-memory objective follows
     the same iterates; every pass is a start point or a line-search trial."""
     Q, y, code = _outputs(seed=3)
-    alpha = 1e-3
+    penalty = Penalty(1e-3)
     ref = interior_point(
-        ConvexObjective(stack_losses(*binary_losses(Q)), code, y, alpha),
+        DenseObjective(stack_losses(*binary_losses(Q)), code, y, penalty),
         tol=1e-8,
-        newton="cholesky",
+        newton="direct",
     )
     Qd, yd = da.from_array(Q, chunks=(250, -1)), da.from_array(y, chunks=250)
-    obj = DaskObjective(Qd, yd, code, alpha)
-    res = interior_point(obj, tol=1e-8, newton="cholesky")
+    obj = DaskObjective(Qd, yd, code, penalty)
+    res = interior_point(obj, tol=1e-8, newton="direct")
     assert res.converged and res.n_iter == ref.n_iter
     np.testing.assert_allclose(res.w, ref.w, rtol=0, atol=1e-8)
     np.testing.assert_allclose(res.history["weights"], ref.history["weights"], rtol=0, atol=1e-8)
@@ -122,10 +131,12 @@ def test_interior_point_one_pass_per_newton_iteration(client):
 
 
 def test_decoder_fit_on_dask_equals_in_memory(client, monkeypatch):
-    """ConvexDecoder.fit on Dask arrays: same weights as in memory within 1e-8, one
-    dask.compute per pass, and Q is never turned into a NumPy array."""
+    """ConvexDecoder.fit on Dask arrays: same weights as in memory within 1e-8 for
+    the same solver, one dask.compute per pass, and Q is never turned into a
+    NumPy array."""
     Q, y, code = _outputs(seed=4)
-    mem = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+    same = ProjectedNewton(newton="direct", init="fixed", tol=1e-8)
+    mem = ConvexDecoder(alpha=1e-3, solver=same).fit(Q, y, code)
 
     Qd = da.from_array(Q, chunks=(300, -1)).persist()
     yd = da.from_array(y, chunks=500)  # not aligned with Q's rows: rechunked
@@ -144,7 +155,7 @@ def test_decoder_fit_on_dask_equals_in_memory(client, monkeypatch):
     monkeypatch.setattr(da.Array, "__array__", gathered)
     monkeypatch.setattr(da.Array, "compute", gathered)
     monkeypatch.setattr(dask, "compute", counting_compute)
-    dec = ConvexDecoder(alpha=1e-3).fit(Qd, yd, code)
+    dec = ConvexDecoder(alpha=1e-3, solver=same).fit(Qd, yd, code)
     monkeypatch.undo()
 
     assert dec.converged_ and dec.n_iter_ == mem.n_iter_
@@ -153,25 +164,31 @@ def test_decoder_fit_on_dask_equals_in_memory(client, monkeypatch):
     assert dec.n_passes_ == n_computes >= dec.n_iter_ + 1
     assert dec.code_.shape == code.shape and dec.n_classes_ == code.shape[0]
 
-    # the default (PCG) and the exact Newton step agree within what the solver's
-    # tolerance guarantees: each is within the strong-convexity bound of w*
-    exact = interior_point(
-        DaskObjective(Qd, yd, code, 1e-3), tol=dec.tol, max_iter=dec.max_iter, newton="cholesky"
-    )
-    objective = ConvexObjective(stack_losses(*binary_losses(Q)), code, y, 1e-3)
-    bound = distance_to_optimum_bound(objective, exact.w)
-    bound += distance_to_optimum_bound(objective, dec.weights_)
-    assert np.linalg.norm(exact.w - dec.weights_) <= bound
+    # the default solver on Dask (fixed start: a uniform one would cost ~15 passes)
+    # and in memory (uniform start) agree within what their tolerance guarantees:
+    # each is within the strong-convexity bound of w*
+    default = ConvexDecoder(alpha=1e-3).fit(Qd, yd, code)
+    in_memory = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+    objective = DenseObjective(stack_losses(*binary_losses(Q)), code, y, Penalty(1e-3))
+    bound = distance_to_optimum_bound(objective, default.weights_)
+    bound += distance_to_optimum_bound(objective, in_memory.weights_)
+    assert np.linalg.norm(default.weights_ - in_memory.weights_) <= bound
+
+
+FIXED = dict(newton="direct", init="fixed")
 
 
 @pytest.mark.parametrize(
     "options, atol",
     [
-        ({"solver": "mehrotra", "newton": "cholesky"}, 1e-8),
-        ({"penalty": "elasticnet", "alpha": 1e-2}, 1e-8),
+        ({"solver": InteriorPoint(method="predictor_corrector", newton="direct")}, 1e-8),
+        ({"solver": InteriorPoint(newton="cg")}, 1e-8),
+        ({"penalty": "elasticnet", "alpha": 1e-2, "solver": ProjectedNewton(**FIXED)}, 1e-8),
+        ({"fit_intercept": True, "solver": ProjectedNewton(**FIXED)}, 1e-8),
         # float32 products: the blocks accumulate in other chunks than in memory
-        ({"dtype": "float32"}, 1e-5),
+        ({"solver": ProjectedNewton(**FIXED, dtype="float32")}, 1e-5),
     ],
+    ids=str,
 )
 def test_decoder_options_on_dask_equal_in_memory(client, options, atol):
     Q, y, code = _outputs(seed=9, n=800)
@@ -179,19 +196,32 @@ def test_decoder_options_on_dask_equal_in_memory(client, options, atol):
     dec = ConvexDecoder(**options).fit(da.from_array(Q, chunks=(300, -1)), y, code)
     assert dec.n_iter_ == mem.n_iter_ and dec.n_passes_ >= dec.n_iter_ + 1
     np.testing.assert_allclose(dec.weights_, mem.weights_, rtol=0, atol=atol)
+    np.testing.assert_allclose(dec.intercept_, mem.intercept_, rtol=0, atol=atol)
+
+
+def test_sample_weights_on_dask_equal_in_memory(client):
+    Q, y, code = _outputs(seed=10, n=600)
+    s = np.random.default_rng(0).integers(0, 4, size=600).astype(float)
+    solver = ProjectedNewton(**FIXED, tol=1e-9)
+    mem = ConvexDecoder(solver=solver).fit(Q, y, code, sample_weight=s)
+    dec = ConvexDecoder(solver=solver).fit(
+        da.from_array(Q, chunks=(200, -1)), y, code, sample_weight=da.from_array(s, chunks=150)
+    )
+    np.testing.assert_allclose(dec.weights_, mem.weights_, rtol=0, atol=1e-8)
 
 
 def test_decoder_numpy_labels_and_margins(client):
     """A NumPy y is split like Q's rows; margin outputs with a margin loss."""
     Q, y, code = _outputs(seed=5, n=600)
     margins = np.log(Q / (1 - Q))
-    mem = ConvexDecoder(loss="logistic").fit(margins, y, code, output="margin")
-    dec = ConvexDecoder(loss="logistic").fit(
+    solver = ProjectedNewton(**FIXED)
+    mem = ConvexDecoder(loss="logistic", solver=solver).fit(margins, y, code, output="margin")
+    dec = ConvexDecoder(loss="logistic", solver=solver).fit(
         da.from_array(margins, chunks=(250, -1)), y, code, output="margin"
     )
     np.testing.assert_allclose(dec.weights_, mem.weights_, rtol=0, atol=1e-8)
     # and a Dask y with an in-memory Q
-    dec2 = ConvexDecoder(loss="logistic").fit(
+    dec2 = ConvexDecoder(loss="logistic", solver=solver).fit(
         margins, da.from_array(y, chunks=200), code, output="margin"
     )
     np.testing.assert_allclose(dec2.weights_, mem.weights_, rtol=0, atol=1e-8)
@@ -230,8 +260,12 @@ def test_decoder_dask_errors_before_any_pass():
         ConvexDecoder().fit(Qd[:, :-1], y, code)
     with pytest.raises(ValueError, match="not defined for output"):
         ConvexDecoder(loss="hinge").fit(Qd, y, code)
-    with pytest.raises(ValueError, match="init='paper'"):
-        ConvexDecoder(init="subsample").fit(Qd, y, code)
+    with pytest.raises(ValueError, match="Dask arrays cannot use InteriorPoint.init='subsample'"):
+        ConvexDecoder(solver=InteriorPoint(init="subsample")).fit(Qd, y, code)
+    with pytest.raises(TypeError, match="ProjectedNewton needs take, which it lacks"):
+        ConvexDecoder(solver=ProjectedNewton(newton="cg", preconditioner="subsample")).fit(
+            Qd, y, code
+        )
     with pytest.raises(ValueError, match="formulation='likelihood'"):
         ConvexDecoder(formulation="large_margin").fit(Qd, y, code)
 
@@ -293,8 +327,10 @@ def test_out_of_core_pipeline_on_the_cluster(client):
     """Binaries on the cluster, their outputs on a Dask X, weights fitted out of core:
     the same weights as the in-memory estimator."""
     X, y = load_iris(return_X_y=True)
+    solver = ProjectedNewton(**FIXED)
     with joblib.parallel_config(backend="dask"):
-        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3).fit(X, y)
+        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver).fit(X, y)
     Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
-    decoder = ConvexDecoder(alpha=1e-3).fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)
+    decoder = ConvexDecoder(alpha=1e-3, solver=solver)
+    decoder.fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)
     np.testing.assert_allclose(decoder.weights_, clf.weights_, rtol=0, atol=1e-8)

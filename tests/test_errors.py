@@ -387,8 +387,8 @@ def test_every_decoder_fit_is_all_or_nothing(monkeypatch):
     def solver_failure(*args, **kwargs):
         raise FloatingPointError("solver failed (simulated)")
 
-    monkeypatch.setattr("convexagg.decoders.convex.solve", solver_failure)
+    monkeypatch.setattr("convexagg.solvers.config.ProjectedNewton._solve", solver_failure)
     with pytest.raises(FloatingPointError):
-        fitted.fit(_Q(seed=1), y, one_vs_rest(3))  # code_ is recorded before the solver runs
+        fitted.fit(_Q(seed=1), y, one_vs_rest(3))  # the inputs are validated, then the solve fails
     assert fitted.weights_ is weights and np.array_equal(fitted.code_, one_vs_one(3))
     np.testing.assert_array_equal(fitted.predict_proba(_Q()), P)

@@ -9,15 +9,16 @@ from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 
 from convexagg import ConvexDecoder
+from convexagg.aggregation import LargeMarginObjective, Penalty, StiffnessObjective, stack_losses
 from convexagg.codes import make_code
 from convexagg.datasets import make_broken_classifier_outputs
 from convexagg.losses import binary_losses
 from convexagg.solvers import (
-    LargeMarginObjective,
-    StiffnessObjective,
+    InteriorPoint,
+    ProjectedNewton,
+    ProjectedSubgradient,
+    continuation,
     projected_subgradient,
-    stack_losses,
-    stiffness_continuation,
     tau_schedule,
 )
 
@@ -77,7 +78,7 @@ def test_stiffness_objective_equals_eq30_dense(code_name, tau):
     w = np.random.default_rng(2).uniform(0.1, 1.5, code.shape[1])
     alpha = 0.01
     f_ref, g_ref, H_ref = _stiffness_dense(D, y, w, tau, alpha)
-    obj = StiffnessObjective(stack_losses(*binary_losses(Q)), code, y, alpha, tau)
+    obj = StiffnessObjective(stack_losses(*binary_losses(Q)), code, y, Penalty(alpha), tau=tau)
     point = obj.evaluate(w)
     assert point.value == pytest.approx(f_ref, rel=1e-12)
     np.testing.assert_allclose(point.grad, g_ref, rtol=1e-9, atol=1e-12)
@@ -94,7 +95,7 @@ def test_proposition1_f_tau_within_log_k_over_tau_of_f_lm(code_name):
     Q, y, code = _problem(3, K=K, code_name=code_name, n=30)
     D = _discrepancy_tensor(Q, code)
     L = stack_losses(*binary_losses(Q))
-    lm = LargeMarginObjective(L, code, y, 0.1)
+    lm = LargeMarginObjective(L, code, y, Penalty(0.1))
     rng = np.random.default_rng(0)
     ws = [rng.exponential(scale, code.shape[1]) for scale in (0.01, 0.3, 1.0, 5.0, 50.0)]
     # at w = 0 the logits are tau * (0, 1, ..., 1): the gap is log(K - 1 + e^-tau) / tau,
@@ -102,7 +103,7 @@ def test_proposition1_f_tau_within_log_k_over_tau_of_f_lm(code_name):
     ws.append(np.zeros(code.shape[1]))
     previous = np.inf
     for tau in [1.0, 10.0, 100.0, 1000.0]:
-        st = StiffnessObjective(L, code, y, 0.1, tau)
+        st = StiffnessObjective(L, code, y, Penalty(0.1), tau=tau)
         gaps = []
         for w in ws:
             f_lm = _hinge_direct(D, y, w) + 0.05 * w @ w
@@ -127,7 +128,7 @@ def _large_margin_lp(objective):
     A_ub = np.zeros((n * K, M + n))
     A_ub[:, :M] = A.reshape(n * K, M)
     A_ub[np.arange(n * K), M + np.repeat(np.arange(n), K)] = -1.0
-    c = np.r_[np.full(M, objective.l1), np.full(n, 1.0 / n)]
+    c = np.r_[np.full(M, objective.penalty.l1), np.full(n, 1.0 / n)]
     res = linprog(c, A_ub=A_ub, b_ub=-objective.cost.ravel(), bounds=[(0, None)] * (M + n))
     assert res.status == 0
     return res.fun
@@ -138,13 +139,13 @@ def synthetic_lp():
     Q, y, code = make_broken_classifier_outputs(n_per_class=30, random_state=0)
     L = stack_losses(*binary_losses(Q))
     l1 = 1e-3
-    f_star = _large_margin_lp(LargeMarginObjective(L, code, y, 0.0, l1=l1))
+    f_star = _large_margin_lp(LargeMarginObjective(L, code, y, Penalty(0.0, l1)))
     return L, code, y, l1, f_star
 
 
 def test_projected_subgradient_reaches_the_lp_optimum(synthetic_lp):
     L, code, y, l1, f_star = synthetic_lp
-    objective = LargeMarginObjective(L, code, y, 0.0, l1=l1)
+    objective = LargeMarginObjective(L, code, y, Penalty(0.0, l1))
     result = projected_subgradient(objective, max_iter=3000)
     assert (result.w >= 0).all()
     assert objective.value(result.w) == pytest.approx(result.history["best"][-1], rel=1e-12)
@@ -156,17 +157,20 @@ def test_projected_subgradient_reaches_the_lp_optimum(synthetic_lp):
 def test_stiffness_continuation_approaches_large_margin_optimum(synthetic_lp):
     """Prop. 1 at the minimisers: f_LM(w_tau) - f_LM* <= log(K)/tau (+ the solver tolerance)."""
     L, code, y, l1, f_star = synthetic_lp
-    lm = LargeMarginObjective(L, code, y, 0.0, l1=l1)
-    excess = []
-    for tau in (1.0, 10.0, 100.0):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", ConvergenceWarning)
-            stages = stiffness_continuation(
-                lambda t: StiffnessObjective(L, code, y, 0.0, t, l1=l1), tau_schedule(tau), tol=1e-7
-            )
-        excess.append(lm.value(stages[-1].w) - f_star)
-        assert -1e-9 <= excess[-1] <= np.log(3) / tau + 1e-6
-    assert excess[2] < excess[1] < excess[0]
+    lm = LargeMarginObjective(L, code, y, Penalty(0.0, l1))
+    for solver in (InteriorPoint(tol=1e-7), ProjectedNewton(tol=1e-9)):
+        excess = []
+        for tau in (1.0, 10.0, 100.0):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ConvergenceWarning)
+                stages = continuation(
+                    lambda t: StiffnessObjective(L, code, y, Penalty(0.0, l1), tau=t),
+                    tau_schedule(tau),
+                    solver.solve,
+                )
+            excess.append(lm.value(stages[-1].w) - f_star)
+            assert -1e-9 <= excess[-1] <= np.log(3) / tau + 1e-6
+        assert excess[2] < excess[1] < excess[0]
 
 
 def test_tau_schedule():
@@ -185,7 +189,7 @@ def test_large_margin_decoder_hinge_no_larger_than_convex_decoders(seed):
     alpha = 1e-3
     lm = ConvexDecoder(alpha=alpha, formulation="large_margin").fit(Q, y, code)
     ml = ConvexDecoder(alpha=alpha).fit(Q, y, code)
-    objective = LargeMarginObjective(stack_losses(*binary_losses(Q)), code, y, alpha)
+    objective = LargeMarginObjective(stack_losses(*binary_losses(Q)), code, y, Penalty(alpha))
     assert lm.objective_ == pytest.approx(objective.value(lm.weights_), rel=1e-12)
     assert lm.objective_ <= objective.value(ml.weights_)
     assert lm.n_iter_ == 2000 and lm.history_["objective"].shape == (2001,)
@@ -203,7 +207,9 @@ def test_stiffness_decoder_records_the_continuation():
     np.testing.assert_array_equal(dec.taus_, [1, 10, 20])
     assert dec.stage_n_iter_.shape == (3,) and dec.n_iter_ == dec.stage_n_iter_.sum()
     assert dec.converged_
-    objective = StiffnessObjective(stack_losses(*binary_losses(Q)), code, y, dec.alpha, 20.0)
+    objective = StiffnessObjective(
+        stack_losses(*binary_losses(Q)), code, y, Penalty.from_alpha(dec.alpha), tau=20.0
+    )
     assert dec.objective_ == pytest.approx(objective.value(dec.weights_), rel=1e-12)
     with pytest.raises(ValueError, match="formulation"):
         ConvexDecoder(formulation="svm").fit(Q, y, code)
@@ -218,7 +224,10 @@ def test_formulations_inside_a_classifier(formulation):
     from convexagg import CodeMatrixClassifier
 
     X, y = load_iris(return_X_y=True)
-    decoder = ConvexDecoder(formulation=formulation, tau=10.0, subgradient_iter=300)
+    if formulation == "stiffness":
+        decoder = ConvexDecoder(formulation=formulation, tau=10.0)
+    else:
+        decoder = ConvexDecoder(formulation=formulation, solver=ProjectedSubgradient(max_iter=300))
     clf = CodeMatrixClassifier(code="ovo", decoder=decoder).fit(X, y)
     assert clf.decoder_.formulation == formulation
     assert clf.score(X, y) > 0.9

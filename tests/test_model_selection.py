@@ -1,18 +1,27 @@
-"""ConvexAggregationClassifierCV: alpha by cross-validated log-loss, binaries once per fold."""
+"""ConvexAggregationClassifierCV: alpha by cross-validated log-loss, on the estimator's fit path."""
+
+import inspect
 
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from convexagg import ConvexAggregationClassifierCV, ConvexDecoder
-from convexagg.binary import fit_binaries, predict_binaries
+from convexagg import ConvexAggregationClassifier, ConvexAggregationClassifierCV, ConvexDecoder
+from convexagg.binary import fit_binaries, out_of_fold_outputs, predict_binaries
+from convexagg.solvers import InteriorPoint, ProjectedNewton
 
 
-@parametrize_with_checks([ConvexAggregationClassifierCV(code="ovr", alphas=[1e-3, 1e-1], cv=3)])
+@parametrize_with_checks(
+    [
+        ConvexAggregationClassifierCV(code="ovr", alphas=[1e-3, 1e-1], alpha_cv=3),
+        ConvexAggregationClassifierCV(code="ovr", alphas=[1e-3, 1e-1], alpha_cv=2, cv=2),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -39,43 +48,111 @@ def iris():
     return X, y
 
 
+def test_it_is_the_estimator_it_tunes_with_every_keyword_but_alpha():
+    assert issubclass(ConvexAggregationClassifierCV, ConvexAggregationClassifier)
+    parent = set(inspect.signature(ConvexAggregationClassifier).parameters)
+    child = set(inspect.signature(ConvexAggregationClassifierCV).parameters)
+    assert child == parent - {"alpha"} | {"alphas", "alpha_cv"}
+    assert "alpha" not in ConvexAggregationClassifierCV().get_params()
+
+
 def test_binaries_are_trained_once_per_fold_not_per_alpha(iris):
     X, y = iris
     FIT_CALLS.clear()
-    clf = ConvexAggregationClassifierCV(CountingLogisticRegression(), alphas=7, cv=3).fit(X, y)
+    clf = ConvexAggregationClassifierCV(CountingLogisticRegression(), alphas=7, alpha_cv=3)
+    clf.fit(X, y)
     n_columns = clf.code_matrix_.shape[1]
     assert len(FIT_CALLS) == (3 + 1) * n_columns  # 3 folds + the refit, whatever the grid
     assert clf.cv_scores_.shape == (7, 3)
     np.testing.assert_allclose(clf.alphas_, np.logspace(0, -6, 7))
 
 
+def test_out_of_fold_outputs_are_computed_once_and_cross_validated(iris):
+    X, y = iris
+    FIT_CALLS.clear()
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    alpha_cv = StratifiedKFold(4, shuffle=True, random_state=1)
+    clf = ConvexAggregationClassifierCV(
+        CountingLogisticRegression(),
+        code="ovr",
+        alphas=[1.0, 1e-2, 1e-4],
+        cv=cv,
+        alpha_cv=alpha_cv,
+        solver=ProjectedNewton(tol=1e-10),
+    ).fit(X, y)
+    assert len(FIT_CALLS) == (3 + 1) * 3  # the out-of-fold folds and the refit, no more
+    Q = out_of_fold_outputs(LogisticRegression(), X, y, clf.code_matrix_, cv, "proba")
+    expected = np.empty((3, 4))
+    for f, (train, val) in enumerate(alpha_cv.split(X, y)):
+        for j, alpha in enumerate([1.0, 1e-2, 1e-4]):
+            dec = ConvexDecoder(alpha=alpha, solver=ProjectedNewton(tol=1e-10))
+            P = dec.fit(Q[train], y[train], clf.code_matrix_).predict_proba(Q[val])
+            expected[j, f] = -np.mean(np.log(P[np.arange(len(val)), y[val]]))
+    np.testing.assert_allclose(clf.cv_scores_, expected, rtol=1e-4)
+    ref = ConvexDecoder(alpha=clf.alpha_, solver=ProjectedNewton(tol=1e-10))
+    ref.fit(Q, y, clf.code_matrix_)
+    np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-6)
+
+
 def test_alpha_is_the_argmin_of_separately_computed_fold_log_losses(iris):
     X, y = iris
     alphas = [1.0, 1e-1, 1e-2, 1e-4]
-    cv = StratifiedKFold(3, shuffle=True, random_state=0)
-    clf = ConvexAggregationClassifierCV(code="ovr", alphas=alphas, cv=cv, tol=1e-9).fit(X, y)
+    alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    solver = InteriorPoint(tol=1e-9)
+    clf = ConvexAggregationClassifierCV(
+        code="ovr", alphas=alphas, alpha_cv=alpha_cv, solver=solver
+    ).fit(X, y)
     expected = np.empty((len(alphas), 3))
-    for f, (train, val) in enumerate(cv.split(X, y)):
+    for f, (train, val) in enumerate(alpha_cv.split(X, y)):
         binaries = fit_binaries(LogisticRegression(), X[train], y[train], clf.code_matrix_)
         Q_train = predict_binaries(binaries, X[train], "proba")
         Q_val = predict_binaries(binaries, X[val], "proba")
         for j, alpha in enumerate(alphas):
-            dec = ConvexDecoder(alpha=alpha, tol=1e-9).fit(Q_train, y[train], clf.code_matrix_)
+            dec = ConvexDecoder(alpha=alpha, solver=solver).fit(Q_train, y[train], clf.code_matrix_)
             P = dec.predict_proba(Q_val)
             expected[j, f] = -np.mean(np.log(P[np.arange(len(val)), y[val]]))
     np.testing.assert_allclose(clf.cv_scores_, expected, rtol=1e-6)
     assert clf.alpha_ == alphas[np.argmin(expected.mean(axis=1))]
+    assert isinstance(clf.decoder_.solver_, InteriorPoint)
     # refit on all data at alpha_
     binaries = fit_binaries(LogisticRegression(), X, y, clf.code_matrix_)
-    dec = ConvexDecoder(alpha=clf.alpha_, tol=1e-9)
+    dec = ConvexDecoder(alpha=clf.alpha_, solver=solver)
     dec.fit(predict_binaries(binaries, X, "proba"), y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, dec.weights_, rtol=1e-8)
     assert clf.score(X, y) > 0.9
 
 
-def test_invalid_alphas(iris):
+def test_fit_decoder_refits_at_the_chosen_alpha(iris):
+    """0.1 refitted at alpha=1e-4 whatever alpha_ was."""
     X, y = iris
+    clf = ConvexAggregationClassifierCV(code="ovr", alphas=[1e-2, 1.0], alpha_cv=3).fit(X, y)
+    weights = clf.weights_.copy()
+    assert clf.alpha_ in (1e-2, 1.0)
+    clf.fit_decoder(X, y)
+    assert clf.decoder_.alpha == clf.alpha_
+    np.testing.assert_allclose(clf.weights_, weights, rtol=1e-10)
+
+
+def test_binary_learners_are_seeded(iris):
+    X, y = iris
+    make = lambda: ConvexAggregationClassifierCV(  # noqa: E731
+        RandomForestClassifier(n_estimators=5), alphas=3, alpha_cv=3, random_state=0
+    )
+    a, b = make().fit(X, y), make().fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    np.testing.assert_array_equal(a.cv_scores_, b.cv_scores_)
+
+
+def test_fit_is_all_or_nothing(iris):
+    X, y = iris
+    clf = ConvexAggregationClassifierCV(code="ovr", alphas=3, alpha_cv=3).fit(X, y)
+    state = dict(clf.__dict__)
     with pytest.raises(ValueError, match="alphas"):
-        ConvexAggregationClassifierCV(alphas=[]).fit(X, y)
+        clf.set_params(alphas=[1e-2, -1.0]).fit(X, y)
+    clf.set_params(alphas=3)
+    assert clf.__dict__.keys() == state.keys()
+    assert all(clf.__dict__[k] is state[k] for k in state if k != "alphas")
+    fresh = ConvexAggregationClassifierCV(alphas=[])
     with pytest.raises(ValueError, match="alphas"):
-        ConvexAggregationClassifierCV(alphas=[1e-2, -1.0]).fit(X, y)
+        fresh.fit(X, y)
+    assert not hasattr(fresh, "classes_")

@@ -12,9 +12,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
+from convexagg.aggregation import DenseObjective, Penalty, Point, stack_losses
 from convexagg.codes import one_vs_one, one_vs_rest, sparse_random
 from convexagg.losses import LOSS_CAP, binary_losses
-from convexagg.solvers import ConvexObjective, Point, interior_point, stack_losses
+from convexagg.solvers import InteriorPoint, ProjectedNewton, interior_point, projected_newton
 from helpers import DECODERS, distance_to_optimum_bound, scores
 
 
@@ -101,7 +102,7 @@ def test_separable_data_with_tiny_alpha(code, alpha):
     assert np.isfinite(clf.weights_).all()
     _assert_probabilities(clf.predict_proba(X), 90, 3)
     assert clf.score(X, y) == 1.0
-    assert clf.n_iter_ <= clf.max_iter
+    assert clf.n_iter_ <= clf.decoder_.solver_.max_iter
     converged = clf.decoder_.converged_
     assert converged or any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
@@ -113,10 +114,14 @@ def _separable_outputs():
     return np.where(code[y] == 1, 0.6, 0.4), y, code
 
 
-def test_separable_outputs_stop_at_max_iter_with_finite_weights_and_a_warning():
+@pytest.mark.parametrize("solver", [InteriorPoint, ProjectedNewton])
+def test_separable_outputs_stop_at_max_iter_with_finite_weights_and_a_warning(solver):
     Q, y, code = _separable_outputs()  # alpha=0: the weights grow without bound
+    # (from the equal-weights start the projected Newton method lands where f = 0 in
+    # float64, a point its tolerance accepts; from w = 1/M it has to climb)
+    settings = dict(tol=1e-12, max_iter=3, init="fixed")
     with pytest.warns(ConvergenceWarning, match="stopped after 3 iterations.*increase max_iter"):
-        dec = ConvexDecoder(alpha=0.0, tol=1e-12, max_iter=3).fit(Q, y, code)
+        dec = ConvexDecoder(alpha=0.0, solver=solver(**settings)).fit(Q, y, code)
     assert not dec.converged_ and np.isfinite(dec.weights_).all()
     assert np.isfinite(dec.history_["objective"]).all()
     _assert_probabilities(dec.predict_proba(Q), 60, 3)
@@ -127,14 +132,21 @@ class _NaNAwayFromStart:
 
     def __init__(self, objective):
         self.inner = objective
-        self.n_weights = objective.n_weights
+        self.n_samples, self.n_weights = objective.n_samples, objective.n_weights
+        self.n_intercepts, self.n_variables = 0, objective.n_weights
         self.start = np.full(self.n_weights, 1.0 / self.n_weights)
 
     def evaluate(self, w):
         point = self.inner.evaluate(w)
         if np.array_equal(w, self.start):
             return point
-        return Point(w=w, value=np.nan, grad=np.full_like(point.grad, np.nan), P=point.P)
+        return Point(x=w, value=np.nan, grad=np.full_like(point.grad, np.nan), P=point.P)
+
+    def value(self, w):
+        return self.evaluate(w).value
+
+    def hessian(self, point, variables=None):
+        return self.inner.hessian(point, variables)
 
     def hessp(self, point, v):
         return self.inner.hessp(point, v)
@@ -145,12 +157,16 @@ class _NaNAwayFromStart:
 
 def test_line_search_failure_exit_keeps_nan_out():
     Q, y, code = _separable_outputs()
-    obj = _NaNAwayFromStart(ConvexObjective(stack_losses(*binary_losses(Q)), code, y, 0.0))
+    obj = _NaNAwayFromStart(DenseObjective(stack_losses(*binary_losses(Q)), code, y))
     with pytest.warns(ConvergenceWarning, match="no step reduced the KKT residual"):
         result = interior_point(obj)
     assert result.message == "line_search" and not result.converged
     np.testing.assert_array_equal(result.w, obj.start)
     assert np.isfinite(result.z).all()
+    with pytest.warns(ConvergenceWarning, match="no step decreased the objective"):
+        result = projected_newton(obj, obj.start, newton="direct")
+    assert result.message == "line_search" and not result.converged
+    np.testing.assert_array_equal(result.w, obj.start)
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf * 0 in the check
@@ -159,20 +175,31 @@ def test_nonfinite_start_point_is_a_clear_error():
     L = stack_losses(*binary_losses(Q))
     L[0, 0] = np.inf
     with pytest.raises(ValueError, match="not finite at the start point"):
-        interior_point(ConvexObjective(L, code, y, 1e-4))
+        interior_point(DenseObjective(L, code, y, Penalty(1e-4)))
+    with pytest.raises(ValueError, match="not finite at the start point"):
+        projected_newton(DenseObjective(L, code, y, Penalty(1e-4)), np.ones(3))
 
 
-@pytest.mark.parametrize("newton", ["cg", "cholesky"])
-def test_singular_newton_system_with_zero_alpha(newton):
+@pytest.mark.parametrize(
+    "solver",
+    [
+        InteriorPoint(newton="cg", tol=1e-8),
+        InteriorPoint(newton="direct", tol=1e-8),
+        ProjectedNewton(newton="direct", tol=1e-8),
+        ProjectedNewton(newton="cg", tol=1e-8),
+    ],
+    ids=str,
+)
+def test_singular_newton_system_with_zero_alpha(solver):
     """alpha = 0 and all-zero outputs (found by hypothesis): the Hessian is singular
     and rounding makes it indefinite; Cholesky falls back to least squares."""
     code = np.array([[-1, 1], [-1, -1], [1, 0]])
     Q = np.zeros((2, 2))
-    obj = ConvexObjective(stack_losses(*binary_losses(Q)), code, np.array([0, 0]), 0.0)
+    obj = DenseObjective(stack_losses(*binary_losses(Q)), code, np.array([0, 0]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = interior_point(obj, tol=1e-8, newton=newton)
-    assert np.isfinite(result.w).all() and (result.w > 0).all()
+        result = solver.set_params(init="fixed").solve(obj)
+    assert np.isfinite(result.w).all() and (result.w >= 0).all()
     assert obj.value(result.w) <= obj.value(np.full(2, 0.5))
 
 
@@ -188,13 +215,15 @@ def test_duplicate_columns_share_the_weight():
     code = one_vs_one(4)
     y = rng.integers(0, 4, 80)
     Q = np.clip(0.5 + 0.3 * code[y] + 0.25 * rng.standard_normal((80, 6)), 0, 1)
-    alpha, tol = 1e-2, 1e-10
-    twice = ConvexDecoder(alpha=alpha, tol=tol).fit(np.hstack([Q, Q]), y, np.hstack([code, code]))
-    once = ConvexDecoder(alpha=alpha / 2, tol=tol).fit(Q, y, code)
+    alpha, solver = 1e-2, ProjectedNewton(tol=1e-10)
+    twice = ConvexDecoder(alpha=alpha, solver=solver)
+    twice.fit(np.hstack([Q, Q]), y, np.hstack([code, code]))
+    once = ConvexDecoder(alpha=alpha / 2, solver=solver).fit(Q, y, code)
     w2, u = twice.weights_, once.weights_
     # both within the distance the KKT conditions at tol guarantee from their optimum
-    obj2 = ConvexObjective(stack_losses(*binary_losses(np.hstack([Q, Q]))), twice.code_, y, alpha)
-    obj1 = ConvexObjective(stack_losses(*binary_losses(Q)), code, y, alpha / 2)
+    L2 = stack_losses(*binary_losses(np.hstack([Q, Q])))
+    obj2 = DenseObjective(L2, twice.code_, y, Penalty(alpha))
+    obj1 = DenseObjective(stack_losses(*binary_losses(Q)), code, y, Penalty(alpha / 2))
     d2, d1 = distance_to_optimum_bound(obj2, w2), distance_to_optimum_bound(obj1, u)
     assert d1 < 1e-3 and d2 < 1e-3
     assert np.linalg.norm(w2[:6] - w2[6:]) <= 2 * d2

@@ -1,10 +1,11 @@
-"""Regularisation paths (paper section 5.1, Fig. 3)."""
+"""Regularisation paths (paper section 5.1, Fig. 3) on the decoder's model and solver."""
 
 import numpy as np
 import pytest
 
 from convexagg import ConvexDecoder, regularization_path
 from convexagg.datasets import make_broken_classifier_outputs
+from convexagg.solvers import InteriorPoint, ProjectedNewton
 
 
 @pytest.fixture(scope="module")
@@ -14,18 +15,29 @@ def data():
     return Q, y, code, Q_val, y_val
 
 
-@pytest.mark.parametrize("penalty", ["l2", "l1", "elasticnet"])
-def test_path_endpoints_match_separate_fits(data, penalty):
+@pytest.mark.parametrize("solver", [ProjectedNewton(tol=1e-10), InteriorPoint(tol=1e-9)], ids=str)
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"penalty": "l2"},
+        {"penalty": "l1"},
+        {"penalty": "elasticnet", "l1_ratio": 0.3},
+        {"fit_intercept": True},
+    ],
+    ids=str,
+)
+def test_path_endpoints_match_separate_fits(data, model, solver):
     Q, y, code, _, _ = data
     alphas = [1e-5, 1.0, 1e-3, 1e-1]  # any order in, decreasing out
-    path = regularization_path(Q, y, code, alphas, tol=1e-9, penalty=penalty, l1_ratio=0.3)
+    decoder = ConvexDecoder(**model, solver=solver)
+    path = regularization_path(Q, y, code, alphas, decoder=decoder)
     np.testing.assert_array_equal(path.alphas, [1.0, 1e-1, 1e-3, 1e-5])
     assert path.converged.all()
     for j in (0, -1):
-        dec = ConvexDecoder(alpha=path.alphas[j], tol=1e-9, penalty=penalty, l1_ratio=0.3)
-        dec.fit(Q, y, code)
+        dec = ConvexDecoder(alpha=path.alphas[j], **model, solver=solver).fit(Q, y, code)
         assert path.objective[j] == pytest.approx(dec.objective_, rel=1e-9)
-        np.testing.assert_allclose(path.weights[j], dec.weights_, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(path.weights[j], dec.weights_, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(path.intercepts[j], dec.intercept_, rtol=1e-5, atol=1e-6)
         assert path.train_accuracy[j] == np.mean(dec.predict(Q) == y)
 
 
@@ -33,6 +45,7 @@ def test_path_scores_and_shapes(data):
     Q, y, code, Q_val, y_val = data
     path = regularization_path(Q, y, code, np.logspace(-4, 0, 5), Q_val=Q_val, y_val=y_val)
     assert path.weights.shape == (5, 3) and (path.weights >= 0).all()
+    assert path.intercepts.shape == (5, 3) and not path.intercepts.any()
     for field in ("train_accuracy", "val_accuracy", "n_iter", "train_log_loss", "val_log_loss"):
         assert getattr(path, field).shape == (5,)
     dec = ConvexDecoder(alpha=1e-4).fit(Q, y, code)
@@ -46,17 +59,52 @@ def test_path_scores_and_shapes(data):
     assert np.all(np.diff(path.train_log_loss) < 0)
     no_val = regularization_path(Q, y, code, [1e-2])
     assert no_val.val_accuracy is None and no_val.val_log_loss is None
+
+
+def test_path_errors(data):
+    Q, y, code, Q_val, y_val = data
     with pytest.raises(ValueError, match="together"):
         regularization_path(Q, y, code, [1e-2], Q_val=Q_val)
     with pytest.raises(ValueError, match="alphas"):
         regularization_path(Q, y, code, [-1.0])
+    with pytest.raises(ValueError, match=r"validation data \(Q_val, y_val\): y must hold"):
+        regularization_path(Q, y, code, [1e-2], Q_val=Q_val, y_val=y_val + 5)
+    with pytest.raises(ValueError, match="formulation='stiffness'"):
+        regularization_path(Q, y, code, [1e-2], decoder=ConvexDecoder(formulation="stiffness"))
+    with pytest.raises(TypeError, match="decoder must be a ConvexDecoder"):
+        regularization_path(Q, y, code, [1e-2], decoder=object())
 
 
-def test_warm_starts_save_iterations(data):
+def test_sample_weights_weight_the_path(data):
+    Q, y, code, _, _ = data
+    counts = np.random.default_rng(0).integers(1, 4, size=len(y))
+    rows = np.repeat(np.arange(len(y)), counts)
+    decoder = ConvexDecoder(solver=ProjectedNewton(tol=1e-10))
+    weighted = regularization_path(Q, y, code, [1e-2, 1e-4], decoder=decoder, sample_weight=counts)
+    repeated = regularization_path(Q[rows], y[rows], code, [1e-2, 1e-4], decoder=decoder)
+    np.testing.assert_allclose(weighted.weights, repeated.weights, rtol=1e-6)
+    np.testing.assert_allclose(weighted.train_log_loss, repeated.train_log_loss, rtol=1e-9)
+    np.testing.assert_allclose(weighted.train_accuracy, repeated.train_accuracy)
+
+
+def test_interior_point_warm_starts_save_iterations(data):
     Q, y, code, _, _ = data
     alphas = np.logspace(-6, 0, 13)
-    warm = regularization_path(Q, y, code, alphas)
-    cold = regularization_path(Q, y, code, alphas, warm_start=False)
+    decoder = ConvexDecoder(solver="interior_point")
+    warm = regularization_path(Q, y, code, alphas, decoder=decoder)
+    cold = regularization_path(Q, y, code, alphas, decoder=decoder, warm_start=False)
     assert warm.converged.all() and cold.converged.all()
     assert warm.n_iter.sum() < 0.6 * cold.n_iter.sum()
     np.testing.assert_allclose(warm.objective, cold.objective, rtol=1e-4)
+
+
+def test_the_0_1_keywords_describe_the_decoder(data):
+    Q, y, code, _, _ = data
+    with pytest.warns(FutureWarning, match=r"\['l1_ratio', 'penalty', 'tol'\] are deprecated"):
+        old = regularization_path(Q, y, code, [1e-2], tol=1e-9, penalty="l1", l1_ratio=0.3)
+    new = regularization_path(
+        Q, y, code, [1e-2], decoder=ConvexDecoder(penalty="l1", solver=InteriorPoint(tol=1e-9))
+    )
+    np.testing.assert_array_equal(old.weights, new.weights)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        regularization_path(Q, y, code, [1e-2], tolerance=1e-3)

@@ -15,9 +15,10 @@ from scipy.special import softmax
 from sklearn.exceptions import ConvergenceWarning
 
 from convexagg import ConvexDecoder
+from convexagg.aggregation import DenseObjective, Penalty, stack_losses
 from convexagg.codes import _separation_counts, check_code_matrix, complete, one_vs_one, one_vs_rest
 from convexagg.losses import binary_losses
-from convexagg.solvers import ConvexObjective, interior_point, stack_losses
+from convexagg.solvers import InteriorPoint, ProjectedNewton
 from helpers import (
     DECODERS,
     accepts_code,
@@ -150,11 +151,11 @@ def test_permuting_training_samples_changes_no_prediction(Decoder, problem, data
 # within tol of the KKT conditions are within d1 + d2 of each other, however
 # their iterates were rounded.
 
-TIGHT = {"alpha": 1e-2, "tol": 1e-10, "max_iter": 200}
+TIGHT = {"alpha": 1e-2, "solver": ProjectedNewton(tol=1e-10, max_iter=200)}
 
 
 def _objective(Q, y, code, alpha=TIGHT["alpha"]):
-    return ConvexObjective(stack_losses(*binary_losses(Q)), code, y, alpha)
+    return DenseObjective(stack_losses(*binary_losses(Q)), code, y, Penalty(alpha))
 
 
 def _probability_bound(Q, dw):
@@ -199,17 +200,24 @@ def test_convex_sample_permutation_leaves_the_weights(problem, data):
     problem=problems(),
     alpha=st.sampled_from([1e-6, 1e-4, 1e-2, 1.0]),
     loss=st.sampled_from(["cross_entropy", "exponential"]),
-    newton=st.sampled_from(["cg", "cholesky"]),
+    solver=st.sampled_from(
+        [
+            InteriorPoint(newton="cg", tol=1e-8),
+            InteriorPoint(newton="direct", tol=1e-8),
+            ProjectedNewton(newton="direct", init="fixed", tol=1e-8),
+            ProjectedNewton(newton="cg", init="fixed", tol=1e-8),
+        ]
+    ),
 )
-def test_objective_at_the_weights_is_never_above_the_start(problem, alpha, loss, newton):
+def test_objective_at_the_weights_is_never_above_the_start(problem, alpha, loss, solver):
     """``f(w_final) <= f(w0)``, ``w0 = 1/M`` the paper's start, up to what the
     stopping rule allows: ``f(w) - f* <= gap + |grad f - z|^2 / (2 alpha)`` at the
     returned point (helpers.suboptimality_bound) and ``f* <= f(w0)``."""
     Q, y, code = problem
-    obj = ConvexObjective(stack_losses(*binary_losses(Q, loss)), code, y, alpha)
+    obj = DenseObjective(stack_losses(*binary_losses(Q, loss)), code, y, Penalty(alpha))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = interior_point(obj, tol=1e-8, newton=newton)
+        result = solver.solve(obj)
     M = code.shape[1]
     f0 = obj.value(np.full(M, 1.0 / M))
     assert np.isfinite(result.w).all() and (result.w >= 0).all()
@@ -217,7 +225,7 @@ def test_objective_at_the_weights_is_never_above_the_start(problem, alpha, loss,
     assert obj.value(result.w) <= f0 + suboptimality_bound(obj, result.w)
     # the decoder's record of its own run says the same (it evaluates with
     # BlockedObjective, whose summation order differs: equal to rounding)
-    dec = _fit(ConvexDecoder, Q, y, code, alpha=alpha, loss=loss, tol=1e-8)
+    dec = _fit(ConvexDecoder, Q, y, code, alpha=alpha, loss=loss, solver=solver)
     h = dec.history_["objective"]
     assert h[0] == pytest.approx(f0, rel=1e-12, abs=1e-15) and dec.objective_ == h[-1]
     assert h[-1] <= f0 + suboptimality_bound(obj, dec.weights_)

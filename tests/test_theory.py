@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder, generalization_bound
+from convexagg.aggregation import stack_losses
 from convexagg.codes import make_code
 from convexagg.datasets import make_broken_classifier_outputs
 from convexagg.losses import binary_losses
-from convexagg.solvers import stack_losses
+from convexagg.solvers import ProjectedSubgradient
 from convexagg.theory import margins, ramp_loss
 
 
@@ -46,7 +47,8 @@ def test_bound_terms_match_direct_computation(code_name, B):
     code = make_code(code_name, K, random_state=0)
     Q = rng.uniform(0.03, 0.97, size=(n, code.shape[1]))
     y = np.r_[np.arange(K), rng.integers(0, K, n - K)]
-    dec = ConvexDecoder(formulation="large_margin", subgradient_iter=200).fit(Q, y, code)
+    dec = ConvexDecoder(formulation="large_margin", solver=ProjectedSubgradient(max_iter=200))
+    dec.fit(Q, y, code)
     bound = generalization_bound(dec, Q, y, B=B, epsilon=0.1)
     B_used = np.linalg.norm(dec.weights_) if B is None else B
     empirical, rademacher, confidence = _direct_terms(Q, code, y, dec.weights_, B_used, 0.1)
@@ -82,3 +84,10 @@ def test_bound_from_a_fitted_classifier():
     bound = generalization_bound(clf.decoder_, clf.predict_binary_proba(X), y_idx)
     assert bound.total == bound.empirical + bound.rademacher + bound.confidence
     assert 0 <= bound.empirical <= 1 and bound.rademacher > 0
+
+
+def test_the_bound_is_refused_for_a_model_with_intercepts():
+    Q, y, code = make_broken_classifier_outputs(n_per_class=20, random_state=0)
+    dec = ConvexDecoder(fit_intercept=True).fit(Q, y, code)
+    with pytest.raises(ValueError, match="without\n? ?class intercepts|without class intercepts"):
+        generalization_bound(dec, Q, y)

@@ -1,0 +1,444 @@
+"""The aggregation model: its objectives against dense algebra, the penalty, the contract.
+
+References, each written independently of the library's kernels: the paper's
+appendix (per-sample matrices Psi_i), an explicit n x K x n_variables tensor
+for intercepts and sample weights, finite differences, and repeated rows for
+integer sample weights. The class-blocked storage is then compared with the
+dense objective on every kind of code.
+"""
+
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime
+from scipy.special import logsumexp
+
+from convexagg.aggregation import (
+    BlockedObjective,
+    DenseObjective,
+    Penalty,
+    discrepancies,
+    output_discrepancies,
+    reencode,
+    side_weights,
+    stack_losses,
+)
+from convexagg.codes import (
+    complete,
+    dense_random,
+    make_code,
+    one_vs_one,
+    one_vs_rest,
+    sparse_random,
+)
+from convexagg.losses import binary_losses
+from convexagg.solvers import Objective, check_objective
+
+# a custom code with unequal class blocks, a class in no single-class column and
+# columns that use every class
+CUSTOM = np.array(
+    [
+        [1, 1, 0, -1, 1, 0],
+        [-1, 0, 1, -1, 1, 1],
+        [0, -1, -1, 1, -1, -1],
+        [0, 0, 0, 1, -1, 0],
+    ]
+)
+# class 0 is on the majority side of every column: after the baseline shift it
+# enters no stored column at all
+MAJORITY = np.array(
+    [
+        [1, 1, -1, 1],
+        [1, -1, -1, -1],
+        [-1, 1, 1, 1],
+        [1, 1, -1, -1],
+        [-1, -1, -1, 1],
+    ]
+)
+CODES = ["ovr", "ovo", "complete", "sparse_random", "dense_random", "custom", "majority"]
+
+
+def _code(name, K=6):
+    builders = {
+        "ovr": one_vs_rest,
+        "ovo": one_vs_one,
+        "complete": complete,
+        "sparse_random": lambda k: sparse_random(k, n_candidates=20, random_state=1),
+        "dense_random": lambda k: dense_random(k, n_candidates=20, random_state=1),
+        "custom": lambda k: CUSTOM,
+        "majority": lambda k: MAJORITY,
+    }
+    return builders[name](K)
+
+
+def _problem(code, seed=0, n=53, output="proba"):
+    rng = np.random.default_rng(seed)
+    K, M = code.shape
+    Q = rng.uniform(0.02, 0.98, size=(n, M)) if output == "proba" else rng.normal(size=(n, M))
+    y = rng.integers(0, K, size=n)
+    y[:K] = np.arange(K)
+    x = np.concatenate([rng.uniform(0.1, 2.0, size=M), rng.normal(size=K)])
+    v = rng.normal(size=M + K)
+    s = rng.uniform(0.2, 3.0, size=n)
+    return Q, y, x, v, s
+
+
+def _tensor_reference(L_pos, L_neg, code, y, x, penalty, fit_intercept, s):
+    """f, gradient and Hessian from an explicit (n, K, n_variables) tensor J_i = [D_i, I]."""
+    n, M = L_pos.shape
+    K = code.shape[0]
+    D = np.where(code[None] == 1, L_pos[:, None, :], 0.0) + np.where(
+        code[None] == -1, L_neg[:, None, :], 0.0
+    )
+    J = np.concatenate([D, np.broadcast_to(np.eye(K), (n, K, K))], axis=2) if fit_intercept else D
+    rho = J @ x
+    lse = logsumexp(-rho, axis=1)
+    P = np.exp(-rho - lse[:, None])
+    rows = np.arange(n)
+    S = s.sum()
+    f = s @ (rho[rows, y] + lse) / S + penalty.value(x, M)
+    mean_J = np.einsum("ik,ikl->il", P, J)  # E_P[J_i]
+    g = np.einsum("i,il->l", s, J[rows, y] - mean_J) / S
+    # the covariance of J_i under P_i, per sample
+    Hi = np.einsum("ikl,ik,ikm->ilm", J, P, J) - np.einsum("il,im->ilm", mean_J, mean_J)
+    H = np.einsum("i,ilm->lm", s, Hi) / S
+    return f, g + penalty.grad(x, M), penalty.add_to_hessian(H, M)
+
+
+def _appendix_reference(L_pos, L_neg, code, y, w, alpha):
+    """f, grad and Hessian per the paper: varphi_i^{j,y_i}, Psi_i, u_i (appendix A)."""
+    n, M = L_pos.shape
+    K = code.shape[0]
+    D = np.where(code[None] == 1, L_pos[:, None, :], 0.0) + np.where(
+        code[None] == -1, L_neg[:, None, :], 0.0
+    )
+    f, g, H = 0.0, np.zeros(M), np.zeros((M, M))
+    for i in range(n):
+        Psi = np.stack([D[i, y[i]] - D[i, j] for j in range(K)])  # rows: varphi_i^{j,y_i}
+        u = np.exp(Psi @ w)
+        total = u.sum()
+        f += np.log(total)
+        g += Psi.T @ u / total
+        H += Psi.T @ (np.diag(u) / total - np.outer(u, u) / total**2) @ Psi
+    return f / n + alpha / 2 * w @ w, g / n + alpha * w, H / n + alpha * np.eye(M)
+
+
+def _dense_derivatives(obj, x):
+    point = obj.evaluate(x)
+    n_var = obj.n_variables
+    H_free = np.column_stack([obj.hessp(point, e) for e in np.eye(n_var)])
+    return point, H_free, obj.hess_diag(point), obj.hessian(point)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("code_name", ["ovr", "ovo", "complete"])
+def test_dense_objective_equals_appendix_formulas(seed, code_name):
+    code = make_code(code_name, 4, random_state=seed)
+    Q, y, x, _, _ = _problem(code, seed, n=30)
+    L_pos, L_neg = binary_losses(Q)
+    w = x[: code.shape[1]]
+    f_ref, g_ref, H_ref = _appendix_reference(L_pos, L_neg, code, y, w, 0.01)
+    obj = DenseObjective(stack_losses(L_pos, L_neg), code, y, Penalty(0.01))
+    point, H_free, diag, H = _dense_derivatives(obj, w)
+    assert point.value == pytest.approx(f_ref, rel=1e-12)
+    np.testing.assert_allclose(point.grad, g_ref, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(H_free, H_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(diag, np.diag(H_ref), rtol=1e-9)
+    np.testing.assert_allclose(H, H_ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("code_name", ["ovo", "custom"])
+def test_dense_objective_equals_tensor_reference(code_name, fit_intercept, weighted):
+    code = _code(code_name, 4)
+    Q, y, x, _, s = _problem(code, n=25)
+    M = code.shape[1]
+    x = x if fit_intercept else x[:M]
+    penalty = Penalty(0.02, 0.05)
+    L_pos, L_neg = binary_losses(Q)
+    f_ref, g_ref, H_ref = _tensor_reference(
+        L_pos, L_neg, code, y, x, penalty, fit_intercept, s if weighted else np.ones(len(y))
+    )
+    obj = DenseObjective(
+        stack_losses(L_pos, L_neg),
+        code,
+        y,
+        penalty,
+        fit_intercept=fit_intercept,
+        sample_weight=s if weighted else None,
+    )
+    point, H_free, diag, H = _dense_derivatives(obj, x)
+    assert point.value == pytest.approx(f_ref, rel=1e-12)
+    np.testing.assert_allclose(point.grad, g_ref, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(H_free, H_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(diag, np.diag(H_ref), rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(H, H_ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "exponential"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_gradient_matches_finite_differences(loss, fit_intercept):
+    code = one_vs_rest(5)
+    Q, y, x, _, s = _problem(code, 5, n=50)
+    x = x if fit_intercept else x[:5]
+    obj = DenseObjective(
+        stack_losses(*binary_losses(Q, loss)),
+        code,
+        y,
+        Penalty(1e-3, 0.01),
+        fit_intercept=fit_intercept,
+        sample_weight=s,
+    )
+    numeric = approx_fprime(x, obj.value, 1e-7)
+    np.testing.assert_allclose(obj.evaluate(x).grad, numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_value_is_mean_negative_log_likelihood():
+    code = one_vs_one(4)
+    Q, y, x, _, _ = _problem(code, 1, n=30)
+    obj = DenseObjective(stack_losses(*binary_losses(Q)), code, y)
+    w = x[: code.shape[1]]
+    p_true = obj.predict_proba(w)[np.arange(len(y)), y]
+    assert obj.value(w) == pytest.approx(-np.mean(np.log(p_true)), rel=1e-12)
+
+
+@pytest.mark.parametrize("storage", ["dense", "blocked"])
+def test_integer_sample_weights_equal_repeated_rows(storage):
+    code = _code("custom")
+    Q, y, x, v, _ = _problem(code, 3, n=20)
+    counts = np.random.default_rng(3).integers(0, 4, size=20)
+    counts[0] = 1
+    rows = np.repeat(np.arange(20), counts)
+
+    def build(Qb, yb, s):
+        if storage == "dense":
+            return DenseObjective(
+                stack_losses(*binary_losses(Qb)),
+                code,
+                yb,
+                Penalty(0.01),
+                fit_intercept=True,
+                sample_weight=s,
+            )
+        return BlockedObjective.from_outputs(
+            Qb, code, yb, Penalty(0.01), fit_intercept=True, sample_weight=s
+        )
+
+    weighted, repeated = build(Q, y, counts.astype(float)), build(Q[rows], y[rows], None)
+    a, b = weighted.evaluate(x), repeated.evaluate(x)
+    assert a.value == pytest.approx(b.value, rel=1e-12)
+    np.testing.assert_allclose(a.grad, b.grad, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(weighted.hessp(a, v), repeated.hessp(b, v), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(weighted.hessian(a), repeated.hessian(b), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("chunk", [None, 7])
+@pytest.mark.parametrize("code_name", CODES)
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 2e-5)])
+@pytest.mark.parametrize("fit_intercept, weighted", [(False, False), (True, True)])
+def test_blocked_equals_dense_objective(code_name, dtype, rtol, chunk, fit_intercept, weighted):
+    code = _code(code_name)
+    Q, y, x, v, s = _problem(code)
+    M = code.shape[1]
+    if not fit_intercept:
+        x, v = x[:M], v[:M]
+    s = s if weighted else None
+    L_pos, L_neg = binary_losses(Q)
+    penalty = Penalty(0.01, 0.02)
+    kw = dict(fit_intercept=fit_intercept, sample_weight=s)
+    dense = DenseObjective(stack_losses(L_pos, L_neg), code, y, penalty, **kw)
+    blocked = BlockedObjective(L_pos, L_neg, code, y, penalty, dtype=dtype, chunk=chunk, **kw)
+    a, b = dense.evaluate(x), blocked.evaluate(x)
+    assert b.value == pytest.approx(a.value, rel=rtol)
+    scale = np.abs(a.grad).max()
+    np.testing.assert_allclose(b.grad, a.grad, rtol=rtol, atol=rtol * scale)
+    np.testing.assert_allclose(b.P, a.P, rtol=rtol, atol=rtol)
+    hv = dense.hessp(a, v)
+    np.testing.assert_allclose(blocked.hessp(b, v), hv, rtol=rtol, atol=rtol * np.abs(hv).max())
+    np.testing.assert_allclose(blocked.hess_diag(b), dense.hess_diag(a), rtol=10 * rtol)
+    H = dense.hessian(a)
+    np.testing.assert_allclose(blocked.hessian(b), H, rtol=rtol, atol=rtol * np.abs(H).max())
+    np.testing.assert_allclose(
+        blocked.predict_proba(x), dense.predict_proba(x), rtol=rtol, atol=rtol
+    )
+
+
+@pytest.mark.parametrize(
+    "loss, output",
+    [
+        ("exponential", "proba"),
+        ("logistic", "margin"),
+        ("hinge", "margin"),
+        ("exponential", "margin"),
+    ],
+)
+def test_from_outputs_for_every_loss(loss, output):
+    code = _code("sparse_random", 7)
+    Q, y, x, _, _ = _problem(code, output=output)
+    w = x[: code.shape[1]]
+    dense = DenseObjective(stack_losses(*binary_losses(Q, loss, output)), code, y, Penalty(1e-3))
+    blocked = BlockedObjective.from_outputs(
+        Q, code, y, Penalty(1e-3), loss=loss, output=output, chunk=10
+    )
+    a, b = dense.evaluate(w), blocked.evaluate(w)
+    assert b.value == pytest.approx(a.value, rel=1e-12)
+    np.testing.assert_allclose(b.grad, a.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_built_by_several_threads_equals_one_thread(monkeypatch):
+    import convexagg.aggregation.blocked as blocked_module
+
+    code = one_vs_one(5)
+    Q, y, _, _, _ = _problem(code, n=3000)
+    threaded = BlockedObjective.from_outputs(Q, code, y, chunk=64)
+    monkeypatch.setattr(blocked_module, "_build_threads", lambda: 1)
+    single = BlockedObjective.from_outputs(Q, code, y, chunk=64)
+    np.testing.assert_array_equal(threaded.LT, single.LT)
+
+
+def test_reencode_keeps_one_class_per_column_for_sparse_codes():
+    K = 7
+    spec = reencode(one_vs_one(K))  # L_pos for class a, L_neg for class b
+    assert spec["weight"].size == K * (K - 1)
+    assert (spec["classes"].sum(axis=1) == 1).all()
+    assert np.array_equal(np.diff(spec["offsets"]), np.full(K, K - 1))
+    spec = reencode(one_vs_rest(K))  # baseline L_neg: one column L_pos - L_neg per class
+    assert spec["weight"].size == K and (spec["classes"].sum(axis=1) == 1).all()
+    assert np.array_equal(spec["coef"], np.tile([1.0, -1.0], (K, 1)))
+    dense = _code("dense_random", K)  # one column per classifier
+    spec = reencode(dense)
+    assert spec["weight"].size == dense.shape[1]
+    assert (spec["classes"].sum(axis=1) <= K // 2).all()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_take_is_the_objective_on_those_rows(weighted):
+    code = one_vs_one(5)
+    Q, y, x, _, s = _problem(code, n=80)
+    s = s if weighted else None
+    w = x[: code.shape[1]]
+    full = BlockedObjective.from_outputs(Q, code, y, Penalty(0.1), sample_weight=s)
+    rows = np.arange(3, 80, 4)
+    sub = BlockedObjective.from_outputs(
+        Q[rows], code, y[rows], Penalty(0.1), sample_weight=None if s is None else s[rows]
+    )
+    a, b = full.take(rows).evaluate(w), sub.evaluate(w)
+    assert a.value == pytest.approx(b.value, rel=1e-14)
+    np.testing.assert_allclose(a.grad, b.grad, rtol=1e-12)
+    single = full.take(rows, dtype=np.float32)
+    assert single.LT.dtype == np.float32 and full.LT.dtype == np.float64
+    assert single.value(w) == pytest.approx(b.value, rel=1e-6)
+    assert full.n_samples == 80  # untouched
+
+
+def test_with_penalty_shares_the_data():
+    code = one_vs_one(4)
+    Q, y, x, v, _ = _problem(code)
+    w = x[: code.shape[1]]
+    plain = BlockedObjective.from_outputs(Q, code, y, Penalty(0.1))
+    l1 = plain.with_penalty(Penalty(0.1, 0.3))
+    assert l1.LT is plain.LT and plain.penalty == Penalty(0.1)
+    a, b = plain.evaluate(w), l1.evaluate(w)
+    assert b.value == pytest.approx(a.value + 0.3 * w.sum(), rel=1e-14)
+    np.testing.assert_allclose(b.grad, a.grad + 0.3, rtol=1e-14)
+    np.testing.assert_allclose(l1.hessp(b, v[:6]), plain.hessp(a, v[:6]), rtol=1e-14)
+
+
+def test_penalty_from_alpha_and_its_derivatives():
+    assert Penalty.from_alpha(0.2, "l2") == Penalty(0.2, 0.0, 0.2)
+    assert Penalty.from_alpha(0.2, "l1") == Penalty(0.0, 0.2, 1e-6)
+    p = Penalty.from_alpha(0.2, "elasticnet", 0.25)
+    assert (p.l2, p.l1) == pytest.approx((0.15, 0.05))
+    assert p.intercept_l2 == pytest.approx(0.15)
+    assert Penalty.from_alpha(0.0).intercept_l2 == 1e-6  # the floor: intercepts stay unique
+    assert Penalty().value(np.ones(3), 2) == 0.0
+    with pytest.raises(ValueError, match="penalty"):
+        Penalty.from_alpha(0.2, "l0")
+    with pytest.raises(ValueError, match="l1_ratio"):
+        Penalty.from_alpha(0.2, "elasticnet", 1.5)
+    with pytest.raises(ValueError, match="l2 must be finite"):
+        Penalty(-1.0)
+    x = np.array([0.5, 2.0, -1.0])  # two weights, one intercept
+    p = Penalty(0.4, 0.3, 0.1)
+    assert p.value(x, 2) == pytest.approx(0.2 * 4.25 + 0.3 * 2.5 + 0.05 * 1.0)
+    np.testing.assert_allclose(
+        p.grad(x, 2), approx_fprime(x, lambda z: p.value(z, 2), 1e-7), rtol=1e-6
+    )
+    np.testing.assert_allclose(p.hess_diag(2, 3), [0.4, 0.4, 0.1])
+
+
+def test_output_discrepancies_is_the_kernel_on_losses():
+    """The chunked kernel from outputs equals the product on the stacked losses at
+    every chunk boundary (M = 15: chunks of 2,184 rows), with intercepts."""
+    code = one_vs_one(6)
+    rng = np.random.default_rng(0)
+    Q = rng.uniform(0, 1, size=(4400, code.shape[1]))
+    Q[:3] = np.array([0.0, 1.0, 0.5])[:, None]
+    w, b = rng.uniform(0, 2, size=code.shape[1]), rng.normal(size=6)
+    L = stack_losses(*binary_losses(Q))
+    rho = discrepancies(L, side_weights(code, w), b)
+    np.testing.assert_allclose(output_discrepancies(Q, code, w, b), rho, rtol=1e-12)
+    rho32 = output_discrepancies(Q, code, w, b, dtype=np.float32)
+    assert rho32.dtype == np.float64
+    np.testing.assert_allclose(rho32, rho, rtol=1e-5, atol=1e-6 * np.abs(rho).max())
+    margins = rng.normal(size=(50, code.shape[1]))
+    L = stack_losses(*binary_losses(margins, "hinge", "margin"))
+    np.testing.assert_allclose(
+        output_discrepancies(margins, code, w, loss="hinge", output="margin"),
+        discrepancies(L, side_weights(code, w)),
+        rtol=1e-12,
+    )
+
+
+def test_the_contract_is_declared_and_checked():
+    code = one_vs_one(3)
+    Q, y, _, _, _ = _problem(code, n=10)
+    blocked = BlockedObjective.from_outputs(Q, code, y)
+    assert isinstance(blocked, Objective)
+    assert check_objective(blocked, ("hessp", "hess_diag", "hessian", "take")) is blocked
+
+    class ValueOnly:
+        n_samples, n_weights, n_intercepts, n_variables = 10, 3, 0, 3
+
+        def evaluate(self, x):
+            return blocked.evaluate(x)
+
+    with pytest.raises(TypeError, match="lacks") as info:
+        check_objective(ValueOnly(), ("hessian",), "ProjectedNewton")
+    assert "value, hessian" in str(info.value) and "ProjectedNewton" in str(info.value)
+
+
+def test_rejects_other_dtypes_and_bad_sample_weights():
+    code = one_vs_one(3)
+    Q, y, _, _, _ = _problem(code, n=10)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        BlockedObjective.from_outputs(Q, code, y, dtype=np.int64)
+    with pytest.raises(ValueError, match="sample_weight must have shape"):
+        BlockedObjective.from_outputs(Q, code, y, sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        BlockedObjective.from_outputs(Q, code, y, sample_weight=-np.ones(10))
+    with pytest.raises(ValueError, match="sums to 0"):
+        BlockedObjective.from_outputs(Q, code, y, sample_weight=np.zeros(10))
+    with pytest.raises(ValueError, match="not defined for output='margin'"):
+        BlockedObjective.from_outputs(Q, code, y, loss="cross_entropy", output="margin")
+
+
+def test_float32_outputs_are_clipped_as_binary_losses_does():
+    code = one_vs_one(4)
+    Q, y, x, _, _ = _problem(code)
+    Q = Q.astype(np.float32)
+    Q[:2] = np.array([0.0, 1.0], dtype=np.float32)[:, None]
+    w = x[: code.shape[1]]
+    dense = DenseObjective(stack_losses(*binary_losses(Q)), code, y, Penalty(0.1))
+    blocked = BlockedObjective.from_outputs(Q, code, y, Penalty(0.1))
+    assert blocked.value(w) == pytest.approx(dense.value(w), rel=1e-12)
+
+
+def test_storage_size_and_no_tensor():
+    """Storage is the stored columns x samples, in the requested precision."""
+    code = one_vs_one(6)
+    Q, y, _, _, _ = _problem(code, n=40)
+    for dtype, itemsize in [(np.float64, 8), (np.float32, 4)]:
+        obj = BlockedObjective.from_outputs(Q, code, y, dtype=dtype)
+        assert obj.LT.shape == (2 * code.shape[1], 40)
+        assert obj.LT.dtype.itemsize == itemsize

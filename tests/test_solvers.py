@@ -1,0 +1,348 @@
+"""Every solver setting against an independent solver (scipy's L-BFGS-B) and known solutions."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+
+from convexagg import CodeMatrixClassifier
+from convexagg.aggregation import BlockedObjective, DenseObjective, Penalty, stack_losses
+from convexagg.losses import binary_losses
+from convexagg.solvers import (
+    LBFGSB,
+    InteriorPoint,
+    ProjectedNewton,
+    interior_point,
+    predictor_corrector,
+    projected_newton,
+    resolve_solver,
+)
+
+ALPHA = 1e-4
+
+# every setting the library offers for the likelihood
+SETTINGS = (
+    [
+        InteriorPoint(method=m, newton=n, init=i, tol=1e-8, max_iter=200)
+        for m in ("adaptive_barrier", "predictor_corrector")
+        for n in ("cg", "direct")
+        for i in ("fixed", "uniform", "subsample")
+    ]
+    + [ProjectedNewton(newton="direct", init=i, tol=1e-8) for i in ("uniform", "fixed")]
+    + [ProjectedNewton(newton="cg", preconditioner=p, tol=1e-8) for p in ("subsample", "diagonal")]
+    + [ProjectedNewton(tol=1e-8), LBFGSB(tol=1e-11)]
+)
+IDS = [repr(s).replace(" ", "") for s in SETTINGS]
+
+
+def _oracle(objective):
+    """The optimum by scipy's L-BFGS-B called directly on (value, gradient), to 1e-12."""
+    M, n_var = objective.n_weights, objective.n_variables
+    x0 = np.zeros(n_var)
+    x0[:M] = 1.0 / M
+
+    def fun(x):
+        point = objective.evaluate(x)
+        return point.value, point.grad
+
+    bounds = [(0.0, None)] * M + [(None, None)] * (n_var - M)
+    res = minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 50_000, "maxfun": 100_000},
+    )
+    return res.x, res.fun
+
+
+@pytest.fixture(scope="module")
+def digits_outputs():
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    out = {}
+    for code in ("ovr", "ovo", "ecoc"):
+        clf = CodeMatrixClassifier(LogisticRegression(max_iter=200), code=code, random_state=0)
+        clf.fit(X, y)
+        out[code] = (clf.predict_binary_proba(X), y, clf.code_matrix_)
+    return out
+
+
+@pytest.fixture(scope="module")
+def optima(digits_outputs):
+    """Per code and intercept setting: the dense reference objective and its optimum."""
+    out = {}
+    for code, (Q, y, C) in digits_outputs.items():
+        for fit_intercept in (False, True):
+            dense = DenseObjective(
+                stack_losses(*binary_losses(Q)),
+                C,
+                y,
+                Penalty.from_alpha(ALPHA),
+                fit_intercept=fit_intercept,
+            )
+            out[code, fit_intercept] = (dense, *_oracle(dense))
+    return out
+
+
+def _blocked(digits_outputs, code, dtype="float64", fit_intercept=False):
+    Q, y, C = digits_outputs[code]
+    return BlockedObjective.from_outputs(
+        Q, C, y, Penalty.from_alpha(ALPHA), dtype=dtype, fit_intercept=fit_intercept
+    )
+
+
+def _check_optimal(dense, f_star, x, slack=0.0):
+    """Objective within 1e-6 (relative) of the oracle's, and the KKT conditions."""
+    assert abs(dense.value(x) - f_star) <= 1e-6 * abs(f_star) + slack
+    M = dense.n_weights
+    grad = dense.evaluate(x).grad
+    assert (x[:M] >= 0).all()
+    assert (grad[:M] >= -1e-5).all() and np.abs(x[:M] * grad[:M]).max() <= 1e-5
+    assert np.abs(grad[M:]).max(initial=0.0) <= 1e-5  # free intercepts: zero gradient
+
+
+@pytest.mark.parametrize("solver", SETTINGS, ids=IDS)
+@pytest.mark.parametrize("code", ["ovr", "ovo", "ecoc"])
+def test_every_setting_reaches_the_oracle(digits_outputs, optima, code, solver):
+    dense, _, f_star = optima[code, False]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = solver.solve(_blocked(digits_outputs, code))
+    assert result.converged
+    _check_optimal(dense, f_star, result.w)
+
+
+@pytest.mark.parametrize(
+    "solver",
+    [
+        InteriorPoint(newton="direct", tol=1e-8, max_iter=200),
+        InteriorPoint(method="predictor_corrector", init="uniform", tol=1e-8),
+        ProjectedNewton(tol=1e-8),
+        ProjectedNewton(newton="cg", preconditioner="diagonal", tol=1e-8),
+        LBFGSB(tol=1e-11),
+    ],
+    ids=lambda s: repr(s).replace(" ", ""),
+)
+@pytest.mark.parametrize("code", ["ovr", "ecoc"])
+def test_intercepts_reach_the_oracle(digits_outputs, optima, code, solver):
+    """w >= 0 and free intercepts: every solver family on the same oracle."""
+    dense, x_star, f_star = optima[code, True]
+    result = solver.solve(_blocked(digits_outputs, code, fit_intercept=True))
+    assert result.converged and result.w.shape == (dense.n_variables,)
+    _check_optimal(dense, f_star, result.w)
+    # intercepts are unique (their L2 term): the solvers agree on them, not only on f
+    np.testing.assert_allclose(result.w[dense.n_weights :], x_star[dense.n_weights :], atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "solver",
+    [
+        InteriorPoint(method="predictor_corrector", newton="direct", dtype="float32", tol=1e-7),
+        ProjectedNewton(dtype="float32", tol=1e-7),
+    ],
+    ids=["interior_point", "projected_newton"],
+)
+def test_float32_storage_reaches_the_oracle_to_its_rounding(digits_outputs, optima, solver):
+    dense, _, f_star = optima["ovo", False]
+    result = solver.solve(_blocked(digits_outputs, "ovo", dtype=solver.dtype))
+    assert result.converged
+    _check_optimal(dense, f_star, result.w, slack=2e-7)
+
+
+@pytest.mark.parametrize("method", ["adaptive_barrier", "predictor_corrector"])
+@pytest.mark.parametrize("newton", ["cg", "direct"])
+@pytest.mark.parametrize("code", ["ovr", "ovo", "ecoc"])
+def test_paper_tolerance_within_duality_bound(digits_outputs, optima, code, method, newton):
+    """At tol=1e-4, f(w) - f* <= gap + |grad f - z|^2 / (2 alpha) (strong convexity)."""
+    dense, _, f_star = optima[code, False]
+    solver = InteriorPoint(method=method, newton=newton)
+    result = solver.solve(_blocked(digits_outputs, code))
+    point = dense.evaluate(result.w)
+    bound = result.w @ result.z + np.sum((point.grad - result.z) ** 2) / (2 * ALPHA)
+    assert 0 <= point.value - f_star + 1e-12 <= bound
+    # the residual norm recorded is the one the stopping rule used
+    assert result.history["residual"][-1] <= 1e-4 and result.history["gap"][-1] <= 1e-4
+
+
+def test_projected_newton_tolerance_is_the_projected_gradient(digits_outputs, optima):
+    dense, x_star, f_star = optima["ovo", False]
+    result = ProjectedNewton().solve(_blocked(digits_outputs, "ovo"))
+    h = result.history
+    assert h["projected_gradient"][-1] <= 1e-4 < h["projected_gradient"][-2]
+    grad = dense.evaluate(result.w).grad
+    pg = result.w - np.maximum(result.w - grad, 0.0)
+    assert np.linalg.norm(pg) == pytest.approx(h["projected_gradient"][-1], rel=1e-6)
+    # f - f* <= |pg| |x - x*| (convexity, x* feasible)
+    assert (
+        dense.value(result.w) - f_star
+        <= np.linalg.norm(pg) * np.linalg.norm(result.w - x_star) + 1e-12
+    )
+
+
+def test_projected_newton_holds_zero_weights_exactly(digits_outputs, optima):
+    """Where the optimum has w_l = 0 (here, L1), the barrier-free method returns exact zeros."""
+    Q, y, C = digits_outputs["ovo"]
+    objective = BlockedObjective.from_outputs(Q, C, y, Penalty(1e-4, 2e-3))
+    result = ProjectedNewton(tol=1e-9).solve(objective)
+    x_star, _ = _oracle(objective)
+    zero = x_star < 1e-10
+    assert zero.sum() >= 5
+    assert np.all(result.w[zero] == 0.0)
+    assert np.all(result.w[~zero] > 0.0)
+
+
+@pytest.mark.parametrize("solver", SETTINGS[::3] + [ProjectedNewton()], ids=IDS[::3] + ["pn"])
+def test_useless_binaries_converge_to_zero_weights(solver):
+    """When no classifier helps, the optimum is w = 0 (f = log K), an all-active
+    corner. Out-of-fold outputs from folds that each miss a class give exactly
+    that; this case stalled an earlier PCG tolerance tied to |g| instead of |r_mu|."""
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import check_cv
+
+    from convexagg.binary import out_of_fold_outputs
+    from convexagg.codes import one_vs_one
+
+    X, y = make_classification(60, 4, n_informative=3, n_redundant=0, n_classes=3, random_state=0)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    cv = check_cv([(np.arange(30), np.arange(30, 60)), (np.arange(30, 60), np.arange(30))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # one-sided folds, expected here
+        Q = out_of_fold_outputs(LogisticRegression(), X, y, one_vs_one(3), cv, "proba")
+    objective = BlockedObjective.from_outputs(Q, one_vs_one(3), y, Penalty(1e-4))
+    x_star, f_star = _oracle(objective)
+    assert f_star == pytest.approx(np.log(3), rel=1e-6) and np.allclose(x_star, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = solver.solve(objective)
+    assert result.converged
+    assert objective.value(result.w) - f_star <= 1e-4
+    assert np.abs(result.w).max() < 1e-3
+
+
+def test_warm_starts_by_each_solvers_policy(digits_outputs):
+    """From the solution at a neighbouring alpha: fewer iterations, the same optimum."""
+    base = _blocked(digits_outputs, "ovo")
+    settings = (
+        InteriorPoint(method="predictor_corrector", newton="direct", tol=1e-7),
+        ProjectedNewton(tol=1e-7),
+    )
+    for solver in settings:
+        first = solver.solve(base.with_penalty(Penalty(1e-2)))
+        nearby = base.with_penalty(Penalty(5e-3))
+        warm, cold = solver.solve(nearby, first), solver.solve(nearby)
+        assert warm.n_iter < cold.n_iter
+        assert nearby.value(warm.w) == pytest.approx(nearby.value(cold.w), rel=1e-6)
+
+
+@pytest.mark.parametrize("reuse", [0, 1, 3])
+def test_predictor_corrector_hessian_reuse_keeps_the_optimum(digits_outputs, optima, reuse):
+    dense, _, f_star = optima["ovo", False]
+    objective = _blocked(digits_outputs, "ovo")
+    calls = []
+
+    class Counting:
+        n_samples, n_weights, n_intercepts = objective.n_samples, objective.n_weights, 0
+        n_variables = objective.n_weights
+        value = staticmethod(objective.value)
+        evaluate = staticmethod(objective.evaluate)
+
+        def hessian(self, point):
+            calls.append(1)
+            return objective.hessian(point)
+
+    result = predictor_corrector(Counting(), tol=1e-8, reuse_hessian=reuse)
+    assert result.converged
+    _check_optimal(dense, f_star, result.w)
+    if reuse == 0:
+        assert len(calls) == result.n_iter
+    else:
+        assert len(calls) < result.n_iter
+
+
+def test_history_and_evaluations_are_recorded(digits_outputs):
+    objective = _blocked(digits_outputs, "ovo")
+    records = []
+    result = interior_point(objective, callback=records.append)
+    h = result.history
+    n = result.n_iter + 1
+    for key in ("objective", "gap", "residual", "step", "mu", "cg_iter"):
+        assert h[key].shape == (n,)
+    assert h["weights"].shape == (n, objective.n_weights)
+    assert h["objective"][-1] < h["objective"][0]
+    assert (h["step"][1:] > 0).all() and (h["step"][1:] <= 1).all()
+    assert [r["iteration"] for r in records] == list(range(n))
+    assert records[-1]["objective"] == h["objective"][-1] and "weights" not in records[-1]
+    assert result.n_evaluations >= n
+
+
+def test_convergence_warning_names_the_solver_and_why(digits_outputs):
+    objective = _blocked(digits_outputs, "ovr")
+    with pytest.warns(ConvergenceWarning, match="interior point method stopped after 2 iter"):
+        result = interior_point(objective, max_iter=2)
+    assert not result.converged and result.message == "max_iter"
+    with pytest.warns(ConvergenceWarning, match="projected Newton method stopped after 1 iter"):
+        result = projected_newton(objective, np.full(objective.n_weights, 0.1), max_iter=1)
+    assert not result.converged
+
+
+def test_a_setting_the_objective_cannot_serve_is_named(digits_outputs):
+    from convexagg.aggregation import LargeMarginObjective
+
+    Q, y, C = digits_outputs["ovr"]
+    margin = LargeMarginObjective(stack_losses(*binary_losses(Q)), C, y, Penalty.from_alpha(ALPHA))
+    with pytest.raises(TypeError, match="ProjectedNewton needs hessian"):
+        ProjectedNewton(newton="direct").solve(margin)
+    with pytest.raises(TypeError, match="InteriorPoint needs hessp, hess_diag"):
+        InteriorPoint().solve(margin)
+
+
+def test_names_resolve_and_formulations_are_checked():
+    assert resolve_solver("auto") == ProjectedNewton() or isinstance(
+        resolve_solver("auto"), ProjectedNewton
+    )
+    assert isinstance(resolve_solver("interior_point"), InteriorPoint)
+    assert type(resolve_solver("auto", "large_margin")).__name__ == "ProjectedSubgradient"
+    given = InteriorPoint(tol=1e-6)
+    assert resolve_solver(given) is given
+    with pytest.raises(ValueError, match="formulation='large_margin' cannot be solved by"):
+        resolve_solver(ProjectedNewton(), "large_margin")
+    with pytest.raises(ValueError, match=r"formulation='stiffness' cannot use InteriorPoint\(init"):
+        resolve_solver(InteriorPoint(init="subsample"), "stiffness")
+    with pytest.raises(ValueError, match="dtype"):
+        resolve_solver(ProjectedNewton(dtype="float32"), "stiffness")
+    with pytest.raises(ValueError, match="a fit on Dask arrays cannot use InteriorPoint"):
+        resolve_solver(InteriorPoint(init="uniform"), dask=True)
+    with pytest.raises(ValueError, match="solver must be one of"):
+        resolve_solver("newton")
+    with pytest.raises(TypeError, match="SolverConfig"):
+        resolve_solver(object())
+
+
+def test_projected_newton_with_most_weights_at_zero():
+    """The complete code on 9 digit classes (255 weights, about 210 zero at the
+    optimum): the iterations whose step was cut start from the Cauchy point of the
+    projected gradient path, the free block is solved directly, and the answer is
+    the oracle's, zeros included."""
+    X, y = load_digits(return_X_y=True)
+    keep = y < 9
+    X, y = StandardScaler().fit_transform(X[keep]), y[keep]
+    clf = CodeMatrixClassifier(LogisticRegression(max_iter=200), code="complete").fit(X, y)
+    objective = BlockedObjective.from_outputs(
+        clf.predict_binary_proba(X), clf.code_matrix_, y, Penalty(1e-4, 1e-3)
+    )
+    x_star, f_star = _oracle(objective)
+    result = ProjectedNewton(tol=1e-8).solve(objective)
+    assert result.converged
+    assert objective.value(result.w) - f_star <= 1e-9
+    kinds = list(result.history["newton"])
+    assert any("Cauchy point" in k for k in kinds) and "direct" in kinds
+    zero = x_star < 1e-10
+    assert zero.sum() > 150 and np.all(result.w[zero] == 0.0)
