@@ -1,30 +1,34 @@
-"""Targets 1 and 3: fitting the aggregation weights on letter / one-vs-one, side by side.
+"""Fitting the aggregation weights: the default solver against L-BFGS-B and the other settings.
 
     python benchmarks/bench_fit.py [--data-dir DIR] [--repeat 7] [--out results/fit.json]
 
-In one run, on the same binary outputs ``Q`` (18,000 x 325) and ``alpha = 1e-4``:
+The letter workload (``_common.py``: 18,000 training rows, ``LogisticRegression``
+binaries, ``alpha = 1e-4``) with four codes: one-vs-one (325 columns), one-vs-rest
+(26), a sparse random code for 26 classes (71), and the complete code on the
+first 11 classes (1,023 columns; 7,013 rows). In one run, per code, on the same
+binary outputs ``Q``:
 
-* ``ConvexDecoder.fit`` in each solver setting, at the paper's tolerance
-  (``tol=1e-4``) and at ``tol=1e-6`` (which ends within 1e-6, relative, of the
-  optimum that L-BFGS-B reaches at 1e-10 -- the script checks and prints it);
-* scipy's L-BFGS-B handed a straightforward numpy objective and gradient (the
-  formulas of DESIGN.md: ``rho = (L_pos * w) @ Pos.T + (L_neg * w) @ Neg.T`` ...),
-  at scipy's default tolerances, at 1e-10 (the reference optimum ``f*``), and
-  the time at which it first reaches the objective value of our fit; its times
-  are given for the optimiser alone and from ``Q`` (plus the setup: the losses
-  and indicator matrices), since ``ConvexDecoder.fit`` starts from ``Q`` too;
-* CVXPY with Clarabel on the log-sum-exp model, on subsamples of the rows
-  (``--cvxpy-rows``; each solve runs in a child process stopped after
-  ``--cvxpy-timeout`` seconds), with our fit timed on the same rows;
-* the peak memory each fit adds (tracemalloc: numpy reports its allocations to
-  it) against ``Q.nbytes`` and against an ``n x K x M`` float64 tensor.
+* ``ConvexDecoder().fit`` -- the default, ``solver="auto"`` -- and other solver
+  settings (the paper's Algorithm 1, the fastest interior point of version 0.1,
+  the projected Newton method in float32), timed from ``Q`` (the losses included);
+* scipy's L-BFGS-B driven by the library's own class-blocked objective
+  (value and gradient from ``BlockedObjective``, built from ``Q`` inside the
+  timing): the time at which it first reaches the objective value the default
+  fit reaches (within 1e-6, relative), and its run to ``pgtol = 1e-10``, which
+  gives the reference optimum ``f*``;
+* the same for L-BFGS-B on a straightforward numpy objective (the formulas of
+  DESIGN.md written out), one-vs-one only (it takes seconds per run);
+* which path ``"auto"`` chose, and the peak memory each fit adds (tracemalloc).
+
+Alternatives are timed interleaved (A, B, C, A, B, C, ...) so that the shared
+machine's load drifts affect them alike; best and median are reported.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -33,29 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from convexagg import ConvexDecoder  # noqa: E402
+from convexagg.aggregation import BlockedObjective, Penalty  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
 
-# (name, ConvexDecoder settings); the first is the library's default (the paper's algorithm)
-CONFIGS = [
-    ("paper (default): PCG, float64", {}),
-    ("paper, uniform start", {"init": "uniform"}),
-    ("paper, Cholesky", {"newton": "cholesky"}),
-    ("mehrotra, PCG", {"solver": "mehrotra"}),
-    ("mehrotra, Cholesky", {"solver": "mehrotra", "newton": "cholesky"}),
-    (
-        "mehrotra, Cholesky, float32",
-        {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32"},
-    ),
-    (
-        "mehrotra, Cholesky, float32, uniform start",
-        {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32", "init": "uniform"},
-    ),
-    (
-        "mehrotra, Cholesky, float32, subsample start",
-        {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32", "init": "subsample"},
-    ),
-]
-FASTEST = CONFIGS[-1]
+SETTINGS = C.solver_settings()
+TARGET_RTOL = 1e-6  # "reaches the default's objective": within this, relative
 
 
 def straightforward_objective(Q, y, code, alpha):
@@ -78,16 +64,30 @@ def straightforward_objective(Q, y, code, alpha):
     return fun
 
 
-def run_lbfgsb(fun, M, options, trace=None):
-    """Returns (result, wall s, CPU s); ``trace`` collects (wall s, f) per evaluation."""
+def blocked_objective(Q, y, code, alpha):
+    """The library's own objective, as a skilled user would hand it to scipy."""
+    objective = BlockedObjective.from_outputs(Q, code, y, Penalty(alpha))
+
+    def fun(w):
+        point = objective.evaluate(w)
+        return point.value, point.grad
+
+    return fun
+
+
+def lbfgsb_trace(make_fun, M, pgtol):
+    """L-BFGS-B from ``w = 1/M`` to ``pgtol``; ``make_fun`` (building the objective from
+    ``Q``) is inside the timing. Returns the result and ``[(wall s, f), ...]`` per
+    evaluation, times from the start."""
     from scipy.optimize import minimize
 
-    c0, t0 = time.process_time(), time.perf_counter()
+    t0 = time.perf_counter()
+    fun = make_fun()
+    trace = []
 
     def wrapped(w):
         out = fun(w)
-        if trace is not None:
-            trace.append((time.perf_counter() - t0, out[0], time.process_time() - c0))
+        trace.append((time.perf_counter() - t0, float(out[0])))
         return out
 
     res = minimize(
@@ -96,312 +96,153 @@ def run_lbfgsb(fun, M, options, trace=None):
         jac=True,
         method="L-BFGS-B",
         bounds=[(0.0, None)] * M,
-        options=options,
+        options={"ftol": 1e-15, "gtol": pgtol, "maxiter": 100_000, "maxfun": 100_000},
     )
-    return res, time.perf_counter() - t0, time.process_time() - c0
+    return res, trace
 
 
-def _cvxpy_child(Q, y, code, alpha, conn):
-    """Solve the model with CVXPY + Clarabel; send ("ok", wall s, solver s, value, w) or
-    ("failed", wall s, message)."""
-    import cvxpy as cp
-    import scipy.sparse as sp
+def time_to_reach(trace, target):
+    return next((t for t, f in trace if f <= target), None)
 
-    t0 = time.perf_counter()
-    try:
-        L_pos, L_neg = binary_losses(Q)
-        n, M = Q.shape
-        K = code.shape[0]
-        # rho[:, k] = A_k w with A_k = L_pos * [code[k] == 1] + L_neg * [code[k] == -1]
-        blocks = [sp.csr_matrix(L_pos * (code[k] == 1) + L_neg * (code[k] == -1)) for k in range(K)]
-        B = sp.vstack(blocks).tocsr()  # (K n, M), row k n + i = sample i, class k
-        c = np.asarray(sum(blocks[k][y == k].sum(axis=0) for k in range(K))).ravel() / n
-        w = cp.Variable(M, nonneg=True)
-        rho = cp.reshape(B @ w, (n, K), order="F")
-        objective = (
-            c @ w + cp.sum(cp.log_sum_exp(-rho, axis=1)) / n + 0.5 * alpha * cp.sum_squares(w)
+
+def workloads(args):
+    """(name, Q, y, code) per code of the letter workload."""
+    out = []
+    for code_name in ("ovo", "ovr", "sparse_random"):
+        data = C.letter_workload(args, code_name)
+        out.append((code_name, data["Q"], data["y"], data["code"]))
+    data = C.letter_workload(args, "complete", n_classes=11)
+    out.append(("complete, 11 classes", data["Q"], data["y"], data["code"]))
+    if args.quick:  # plumbing only: a tenth of the rows
+        out = [(name, Q[::10], y[::10], code) for name, Q, y, code in out]
+    return out
+
+
+def bench_code(name, Q, y, code, args):
+    n, M = Q.shape
+    K = code.shape[0]
+    print(f"{name}: n={n}, M={M}, K={K}", flush=True)
+    fits = {label: [] for label, _ in SETTINGS}
+    decoders = {}
+    for _ in range(args.repeat + 1):  # interleaved; the first round warms up
+        for label, solver in SETTINGS:
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # float32 at tol 1e-4: reported, not fatal
+                decoders[label] = ConvexDecoder(alpha=C.ALPHA, solver=solver).fit(Q, y, code)
+            fits[label].append(time.perf_counter() - t0)
+    for label in fits:
+        fits[label] = fits[label][1:]
+
+    # L-BFGS-B: f* at pgtol 1e-10 on the blocked objective, and the time to the default's value
+    blocked = lambda: blocked_objective(Q, y, code, C.ALPHA)  # noqa: E731
+    runs = [lbfgsb_trace(blocked, M, 1e-10) for _ in range(args.lbfgsb_repeat)]
+    f_star = min(float(r.fun) for r, _ in runs)
+    default = decoders[SETTINGS[0][0]]
+    exact = BlockedObjective.from_outputs(Q, code, y, Penalty(C.ALPHA))
+    f_default = exact.value(default.weights_)
+    target = f_default + TARGET_RTOL * abs(f_default)
+    reach_blocked = [time_to_reach(trace, target) for _, trace in runs]
+    reach_blocked = [t for t in reach_blocked if t is not None]
+    row = {
+        "code": name,
+        "n": n,
+        "M": M,
+        "K": K,
+        "f_star": f_star,
+        "lbfgsb_blocked_full": float(np.median([trace[-1][0] for _, trace in runs])),
+        "lbfgsb_blocked_nfev": int(runs[0][0].nfev),
+        "lbfgsb_blocked_to_default": min(reach_blocked) if reach_blocked else None,
+        "auto_path": "newton={}, preconditioner={}, init={}".format(
+            *default.solver_.resolved(exact)
+        ),
+        "settings": [],
+    }
+    for label, solver in SETTINGS:
+        dec = decoders[label]
+        f = exact.value(dec.weights_)
+        peak, _ = C.peak_memory(
+            lambda s=solver: ConvexDecoder(alpha=C.ALPHA, solver=s).fit(Q, y, code)
         )
-        prob = cp.Problem(cp.Minimize(objective))
-        prob.solve(solver=cp.CLARABEL)
-        conn.send(
-            ("ok", time.perf_counter() - t0, prob.solver_stats.solve_time, prob.value, w.value)
+        row["settings"].append(
+            {
+                "code": name,
+                "setting": label,
+                "best": min(fits[label]),
+                "median": float(np.median(fits[label])),
+                "n_iter": dec.n_iter_,
+                "rel_gap": (f - f_star) / abs(f_star),
+                "peak_over_Q": peak / Q.nbytes,
+            }
         )
-    except Exception as exc:  # a solver failure is a result to report, not a crash
-        conn.send(("failed", time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"))
-    conn.close()
-
-
-def run_cvxpy(Q, y, code, alpha, timeout):
-    """The child's message, or ("timeout", timeout, ...) when it ran past ``timeout`` s."""
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_cvxpy_child, args=(Q, y, code, alpha, child))
-    proc.start()
-    child.close()  # so that a child dying without a message reads as EOF here
-    try:
-        result = parent.recv() if parent.poll(timeout) else ("timeout", timeout, "")
-    except EOFError:
-        result = ("failed", None, f"child exited with code {proc.exitcode}")
-    proc.join(5)
-    if proc.is_alive():
-        proc.kill()  # the child this function started
-        proc.join()
-    return result
-
-
-def fit_seconds(Q, y, code, settings, tol, repeat):
-    dec = ConvexDecoder(alpha=C.ALPHA, tol=tol, **settings)
-    times = C.timed(lambda: dec.fit(Q, y, code), repeat)
-    return C.summary(times), dec
+    best_default = row["settings"][0]["best"]
+    if row["lbfgsb_blocked_to_default"]:
+        row["ratio_blocked"] = row["lbfgsb_blocked_to_default"] / best_default
+    if name == "ovo":
+        plain = lambda: straightforward_objective(Q, y, code, C.ALPHA)  # noqa: E731
+        traces = [lbfgsb_trace(plain, M, 1e-10)[1] for _ in range(args.lbfgsb_repeat)]
+        reach = [time_to_reach(trace, target) for trace in traces]
+        reach = [t for t in reach if t is not None]
+        if reach:
+            row["lbfgsb_numpy_to_default"] = min(reach)
+            row["ratio_numpy"] = min(reach) / best_default
+    print(f"  {row}", flush=True)
+    return row
 
 
 def main():
     p = C.parser(__doc__.splitlines()[0])
-    p.add_argument("--cvxpy-rows", default="250,500,1000,2000", help="subsample sizes for CVXPY")
-    p.add_argument("--cvxpy-timeout", type=float, default=600.0, help="seconds per CVXPY solve")
     p.add_argument("--lbfgsb-repeat", type=int, default=3)
-    p.add_argument(
-        "--cvxpy-continue",
-        action="store_true",
-        help="try the larger subsamples after a CVXPY failure or timeout",
-    )
     args = p.parse_args()
     if args.quick:
-        args.repeat, args.lbfgsb_repeat, args.cvxpy_rows = 1, 1, "200"
+        args.repeat, args.lbfgsb_repeat = 1, 1
     C.limit_blas(args)
     info = C.machine()
-    data = C.letter_workload(args)
-    Q, y, code = data["Q"], data["y"], data["code"]
-    if args.quick:  # plumbing only: a tenth of the rows
-        Q, y = Q[::10], y[::10]
-    n, M = Q.shape
-    K = code.shape[0]
-    results = {"n": n, "M": M, "K": K}
-    fun = straightforward_objective(Q, y, code, C.ALPHA)
-
-    # reference optimum: L-BFGS-B at 1e-10
-    ref, _, _ = run_lbfgsb(
-        fun, M, {"ftol": 1e-10, "gtol": 1e-10, "maxiter": 100000, "maxfun": 100000}
-    )
-    f_star = float(ref.fun)
-    results["f_star"] = f_star
-
-    def rel(f):
-        return (f - f_star) / abs(f_star)
-
-    # ours
-    ours = []
-    for name, settings in CONFIGS:
-        for tol in (1e-4, 1e-6):
-            t, dec = fit_seconds(Q, y, code, settings, tol, args.repeat)
-            f = float(fun(dec.weights_)[0])
-
-            def fit(s=settings, tol=tol):
-                return ConvexDecoder(alpha=C.ALPHA, tol=tol, **s).fit(Q, y, code)
-
-            peak, _ = C.peak_memory(fit)
-            ours.append(
-                {
-                    "config": name,
-                    "tol": tol,
-                    "best": t["best"],
-                    "median": t["median"],
-                    "cpu": t["cpu_best"],
-                    "n_iter": dec.n_iter_,
-                    "objective": f,
-                    "rel_gap": rel(f),
-                    "peak_bytes": peak,
-                    "peak_over_Q": peak / Q.nbytes,
-                }
-            )
-            print(
-                f"  {name} tol={tol:g}: {t['best']:.3f} s, {dec.n_iter_} it, rel {rel(f):.1e}, "
-                f"peak {peak / Q.nbytes:.2f} Q",
-                flush=True,
-            )
-    results["ours"] = ours
-    fast = next(r for r in ours if r["config"] == FASTEST[0] and r["tol"] == 1e-4)
-    default = next(r for r in ours if r["config"] == CONFIGS[0][0] and r["tol"] == 1e-4)
-
-    # L-BFGS-B, straightforward objective; the setup (losses from Q) timed apart
-    setup = min(C.timed(lambda: straightforward_objective(Q, y, code, C.ALPHA), args.lbfgsb_repeat))
-    lb = []
-    for label, options in [
-        ("scipy defaults", {}),
-        ("ftol = gtol = 1e-10", {"ftol": 1e-10, "gtol": 1e-10}),
-    ]:
-        options = {"maxiter": 100000, "maxfun": 100000, **options}
-        runs = []
-        for _ in range(args.lbfgsb_repeat):
-            trace = []
-            res, secs, cpu = run_lbfgsb(fun, M, options, trace)
-            runs.append((secs, res, trace, cpu))
-        secs = [r[0] for r in runs]
-        res, trace, cpu = runs[int(np.argmin(secs))][1:]
-        lb.append(
-            {
-                "config": label,
-                "best": min(secs),
-                "median": float(np.median(secs)),
-                "setup": setup,
-                "from_q": min(secs) + setup,
-                "cpu": min(r[3] for r in runs),
-                "nfev": int(res.nfev),
-                "objective": float(res.fun),
-                "rel_gap": rel(res.fun),
-            }
-        )
-        if label == "ftol = gtol = 1e-10":
-            for target_name, target in [
-                ("same objective as ours at tol=1e-4", fast["objective"]),
-                ("within 1e-6 of f*", f_star * (1 + 1e-6)),
-            ]:
-                hit = next(
-                    ((t, k + 1, c) for k, (t, f, c) in enumerate(trace) if f <= target), None
-                )
-                if hit:
-                    lb.append(
-                        {
-                            "config": f"time to reach {target_name}",
-                            "best": hit[0],
-                            "setup": setup,
-                            "from_q": hit[0] + setup,
-                            "cpu": hit[2],
-                            "nfev": hit[1],
-                            "objective": None,
-                            "rel_gap": None,
-                        }
-                    )
-        print(f"  L-BFGS-B {label}: {min(secs):.2f} s", flush=True)
-    results["lbfgsb"] = lb
-
-    # CVXPY + Clarabel on subsamples, ours on the same rows
-    cv = []
-    for rows in [int(r) for r in args.cvxpy_rows.split(",") if r]:
-        idx = np.arange(0, n, max(1, n // rows))[:rows]
-        Qs, ys = Q[idx], y[idx]
-        got = run_cvxpy(Qs, ys, code, C.ALPHA, args.cvxpy_timeout)
-        sub_fun = straightforward_objective(Qs, ys, code, C.ALPHA)
-        t_def, d_def = fit_seconds(Qs, ys, code, CONFIGS[0][1], 1e-4, args.repeat)
-        t_fast, d_fast = fit_seconds(Qs, ys, code, FASTEST[1], 1e-4, args.repeat)
-        t_tight, d_tight = fit_seconds(Qs, ys, code, FASTEST[1], 1e-6, args.repeat)
-        row = {
-            "rows": int(idx.size),
-            "ours_default": t_def["best"],
-            "ours_fast": t_fast["best"],
-            "ours_tight": t_tight["best"],
-            "ours_fast_objective": float(sub_fun(d_fast.weights_)[0]),
-            "ours_tight_objective": float(sub_fun(d_tight.weights_)[0]),
-        }
-        if got[0] == "ok":
-            _, wall, solver_s, value, w = got
-            row.update(
-                {
-                    "cvxpy": wall,
-                    "clarabel": solver_s,
-                    "cvxpy_objective": float(sub_fun(np.maximum(w, 0))[0]),
-                    "ratio_fast": wall / t_fast["best"],
-                    "ratio_default": wall / t_def["best"],
-                    "ratio_tight": wall / t_tight["best"],
-                }
-            )
-        elif got[0] == "timeout":
-            row["note"] = f"CVXPY did not finish in {args.cvxpy_timeout:.0f} s"
-        else:
-            after = "" if got[1] is None else f" after {got[1]:.0f} s"
-            row["note"] = f"CVXPY failed{after}: {got[2][:120]}"
-        cv.append(row)
-        print(f"  CVXPY rows={idx.size}: {got[:2]}", flush=True)
-        if got[0] == "timeout":  # larger subsamples would take longer still
-            break
-    results["cvxpy"] = cv
-
-    # report
-    lb_default = next(r for r in lb if r["config"] == "scipy defaults")
-    lb_match = next((r for r in lb if r["config"].startswith("time to reach same")), None)
+    rows = [bench_code(*w, args) for w in workloads(args)]
+    settings = [s for r in rows for s in r["settings"]]
     text = [
-        f"## Fit: letter one-vs-one, n = {n}, M = {M}, K = {K}, alpha = {C.ALPHA:g}",
+        f"## Fit: letter, alpha = {C.ALPHA:g}, best / median of {args.repeat} (interleaved)",
         "",
         C.header(info),
         "",
-        f"f* (L-BFGS-B at 1e-10) = {f_star:.12f}",
-        "",
-    ]
-    text.append(
         C.table(
-            ours,
+            rows,
             [
-                ("config", "ConvexDecoder", None),
-                ("tol", "tol", "{:g}"),
+                ("code", "code", None),
+                ("n", "n", None),
+                ("M", "M", None),
+                ("auto_path", "auto chose", None),
+                ("f_star", "f* (L-BFGS-B, pgtol 1e-10)", "{:.10f}"),
+                (
+                    "lbfgsb_blocked_to_default",
+                    "L-BFGS-B on BlockedObjective to the default's f, s",
+                    "{:.3f}",
+                ),
+                ("ratio_blocked", "/ default", "{:.1f}x"),
+                (
+                    "lbfgsb_numpy_to_default",
+                    "L-BFGS-B on numpy objective to the default's f, s",
+                    "{:.3f}",
+                ),
+                ("ratio_numpy", "/ default", "{:.1f}x"),
+                ("lbfgsb_blocked_full", "L-BFGS-B on BlockedObjective to pgtol 1e-10, s", "{:.2f}"),
+            ],
+        ),
+        "",
+        C.table(
+            settings,
+            [
+                ("code", "code", None),
+                ("setting", "ConvexDecoder(solver=...)", None),
                 ("best", "best s", "{:.3f}"),
                 ("median", "median s", "{:.3f}"),
-                ("cpu", "CPU s (best)", "{:.3f}"),
                 ("n_iter", "iterations", None),
                 ("rel_gap", "(f - f*) / f*", "{:.1e}"),
                 ("peak_over_Q", "peak memory / Q.nbytes", "{:.2f}"),
             ],
-        )
-    )
-    text += [
-        "",
-        C.table(
-            lb,
-            [
-                ("config", "L-BFGS-B, straightforward numpy objective", None),
-                ("best", "optimiser best s", "{:.3f}"),
-                ("median", "optimiser median s", "{:.3f}"),
-                ("setup", "setup s", "{:.3f}"),
-                ("from_q", "from Q best s", "{:.3f}"),
-                ("cpu", "CPU s (best)", "{:.3f}"),
-                ("nfev", "evaluations", None),
-                ("rel_gap", "(f - f*) / f*", "{:.1e}"),
-            ],
         ),
     ]
-    text += [
-        "",
-        C.table(
-            cv,
-            [
-                ("rows", "rows", None),
-                ("cvxpy", "CVXPY + Clarabel s", "{:.2f}"),
-                ("clarabel", "of which Clarabel s", "{:.2f}"),
-                ("ours_default", "ours default s", "{:.4f}"),
-                ("ours_fast", "ours fastest s", "{:.4f}"),
-                ("ours_tight", "ours fastest, tol 1e-6, s", "{:.4f}"),
-                ("ratio_default", "CVXPY / default", "{:.0f}x"),
-                ("ratio_fast", "CVXPY / fastest", "{:.0f}x"),
-                ("ratio_tight", "CVXPY / fastest at 1e-6", "{:.0f}x"),
-                ("cvxpy_objective", "CVXPY f", "{:.8f}"),
-                ("ours_fast_objective", "ours f (tol 1e-4)", "{:.8f}"),
-                ("ours_tight_objective", "ours f (tol 1e-6)", "{:.8f}"),
-                ("note", "note", None),
-            ],
-        ),
-    ]
-    # from Q against from Q (our fit computes the losses too); optimiser alone beside
-    ratios = {
-        "lbfgsb_defaults_over_fastest": lb_default["from_q"] / fast["best"],
-        "lbfgsb_defaults_over_default": lb_default["from_q"] / default["best"],
-    }
-    if lb_match:
-        ratios["lbfgsb_same_objective_over_fastest"] = lb_match["from_q"] / fast["best"]
-        ratios["lbfgsb_same_objective_over_default"] = lb_match["from_q"] / default["best"]
-        ratios["lbfgsb_same_objective_optimiser_only_over_fastest"] = (
-            lb_match["best"] / fast["best"]
-        )
-        ratios["cpu_lbfgsb_same_objective_over_fastest"] = lb_match["cpu"] / fast["cpu"]
-    ratios["cpu_lbfgsb_defaults_over_fastest"] = lb_default["cpu"] / fast["cpu"]
-    peak_nkm = n * K * M * 8
-    text += [
-        "",
-        "ratios (best times): " + ", ".join(f"{k} = {v:.1f}x" for k, v in ratios.items()),
-        f"an n x K x M float64 tensor would take {peak_nkm / 2**20:.0f} MiB; Q takes "
-        f"{Q.nbytes / 2**20:.0f} MiB; the largest peak above is "
-        f"{max(r['peak_bytes'] for r in ours) / 2**20:.0f} MiB",
-    ]
-    results["ratios"] = ratios
-    C.finish(args, info, results, "\n".join(text))
+    C.finish(args, info, {"codes": rows}, "\n".join(text))
 
 
 if __name__ == "__main__":

@@ -50,14 +50,9 @@ def main():
     from convexagg import ConvexDecoder
 
     rows = []
-    for label, settings in [
-        ("convex aggregation (paper's solver)", {}),
-        (
-            "convex aggregation (fastest solver)",
-            {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32", "init": "subsample"},
-        ),
-    ]:
-        dec = ConvexDecoder(**settings).fit(Q, y, code)
+    for label, solver in [C.solver_settings()[k] for k in (0, 3)]:  # float64, float32
+        label = f"convex aggregation, {label}"
+        dec = ConvexDecoder(solver=solver).fit(Q, y, code)
         times = C.timed(lambda dec=dec: dec.predict_proba(Q_te), repeat, warmup=3)
         rows.append(
             {

@@ -20,19 +20,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
-SETTINGS = [
-    ("paper (default)", {}),
-    (
-        "fastest",
-        {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32", "init": "subsample"},
-    ),
-]
+# the default, and version 0.1's fastest setting
+SETTINGS = [C.solver_settings()[k] for k in (0, 2)]
 
 
-def fit_time(Q, y, code, settings, repeat):
+def fit_time(Q, y, code, solver, repeat):
     from convexagg import ConvexDecoder
 
-    dec = ConvexDecoder(alpha=C.ALPHA, **settings)
+    dec = ConvexDecoder(alpha=C.ALPHA, solver=solver)
     times = C.timed(lambda: dec.fit(Q, y, code), repeat)
     return min(times), dec.n_iter_
 

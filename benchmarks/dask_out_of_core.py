@@ -135,10 +135,11 @@ def timed_objective(base):
 
 
 def fit_dask(Q, y, code, alpha, tol, newton, max_iter=100):
+    from convexagg.aggregation import Penalty
+    from convexagg.aggregation.distributed import DaskObjective
     from convexagg.solvers import interior_point
-    from convexagg.solvers.chunked import DaskObjective
 
-    objective = timed_objective(DaskObjective)(Q, y, code, alpha)
+    objective = timed_objective(DaskObjective)(Q, y, code, Penalty(alpha))
     t = time.perf_counter()
     result = interior_point(objective, tol=tol, newton=newton, max_iter=max_iter)
     wall = time.perf_counter() - t
@@ -159,10 +160,11 @@ def fit_dask(Q, y, code, alpha, tol, newton, max_iter=100):
 
 def fit_memory(Q, y, code, alpha, tol, newton):
     """The in-memory fit as ``ConvexDecoder`` does it (``BlockedObjective``, Algorithm 1)."""
-    from convexagg.solvers import BlockedObjective, interior_point
+    from convexagg.aggregation import BlockedObjective, Penalty
+    from convexagg.solvers import interior_point
 
     t = time.perf_counter()
-    objective = BlockedObjective.from_outputs(Q, code, y, alpha)
+    objective = BlockedObjective.from_outputs(Q, code, y, Penalty(alpha))
     setup = time.perf_counter() - t
     t = time.perf_counter()
     result = interior_point(objective, tol=tol, newton=newton)
@@ -202,7 +204,7 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="1GiB", help="per worker")
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--tol", type=float, default=1e-4)
-    parser.add_argument("--newton", default="cg", choices=["cg", "cholesky"])
+    parser.add_argument("--newton", default="cg", choices=["cg", "direct"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-iter", type=int, default=100, help="of the full-data fit")
     parser.add_argument("--skip-sample", action="store_true", help="only the full-data fit")
@@ -245,7 +247,7 @@ def main(argv=None):
     if not args.skip_sample:
         Qs, ys, code = memory_data(args.sample_rows, args.block_rows, args.seed)
         record["memory_sample"] = {}
-        for newton in ("cg", "cholesky"):
+        for newton in ("cg", "direct"):
             results[newton], stats = fit_memory(Qs, ys, code, args.alpha, args.tol, newton)
             record["memory_sample"][newton] = stats
             log(f"in memory ({newton}), {args.sample_rows} rows: {stats}")
