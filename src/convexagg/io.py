@@ -648,15 +648,17 @@ class CSVFile:
         )
 
 
-_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")  # as str(int) writes it
+_DIGITS = re.compile(r"[+-]?[0-9]+")
 
 
 def parse_labels(values, name="y", where=None):
     """Class labels from their texts: the one label parser of convexagg's CSV readers.
 
-    Integers when every label is written as one (canonically: ``7``, not ``07``
-    or ``+7``), int64 or uint64 when they fit, else the texts (large IDs);
-    floats when every label is a number; else the texts. The result is then
+    Integers when every label is written as one (canonically: ``7``; labels
+    such as ``007`` or ``+7`` are codes and stay texts), int64 or uint64 when
+    they fit, else the texts (IDs beyond 64 bits); floats when every label is a
+    number; else the texts. The result is then
     checked as the estimators check ``y`` (so continuous numbers are refused
     with the same message).
 
@@ -698,7 +700,9 @@ def parse_labels(values, name="y", where=None):
 
 
 def _typed_labels(texts):
-    if all(_INTEGER.fullmatch(t) for t in texts):
+    if all(_DIGITS.fullmatch(t) for t in texts):
+        if not all(_INTEGER.fullmatch(t) for t in texts):
+            return texts.astype(str)  # 007, +7: codes written as text, kept as text
         for dtype in (np.int64, np.uint64):
             with contextlib.suppress(OverflowError, ValueError):
                 return np.array([int(t) for t in texts], dtype=dtype)
