@@ -330,7 +330,7 @@ def _check_model_file(path, data, max_bytes):
         with archive.open(member) as handle:
             try:
                 _, (shape, _, dtype) = _read_npy_header(handle)
-            except (ValueError, EOFError, SyntaxError) as exc:
+            except Exception as exc:  # noqa: BLE001 - any parse failure of untrusted bytes
                 raise ValueError(
                     f"{path}: array {member.filename} has a corrupt header ({exc})."
                 ) from None
