@@ -272,3 +272,14 @@ def test_fit_reports_a_held_out_estimate(tmp_path, capsys):
     assert "training accuracy" in report
     assert _fit(tmp_path, train, "--holdout", "1.5")[0] == 1
     _one_error(capsys, "--holdout must be a fraction in [0, 1)")
+
+
+def test_encoding_problems_are_named(tmp_path, capsys):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("a,b,y\n1,2,caf\xe9\n3,4,x\n".encode("latin-1"))
+    assert _fit(tmp_path, latin)[0] == 1
+    _one_error(capsys, "latin.csv, line 2: not UTF-8 text", "at byte 13 of the file")
+    X, y = _data()
+    bom = _csv(tmp_path / "bom.csv", X, y)
+    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes())  # a byte-order mark, as Excel writes
+    assert cio.CSVFile(bom).columns == ["a", "b", "y"]

@@ -432,8 +432,12 @@ def _no_field_limit():
         csv.field_size_limit(old)
 
 
-def _decode(path, data):
-    """The text of a plain or gzip file (recognised by its magic bytes, not its name)."""
+_BOM = b"\xef\xbb\xbf"
+
+
+def _contents(path, data):
+    """The bytes of a plain or gzip file (recognised by its magic bytes, not its name),
+    without a UTF-8 byte-order mark."""
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -444,10 +448,17 @@ def _decode(path, data):
             raise ValueError(
                 f"{path} is {kind}-compressed; convexagg reads plain or gzip-compressed CSV."
             )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    return data[len(_BOM) :] if data.startswith(_BOM) else data
+
+
+def _lines(data):
+    """The lines of ``data`` (bytes, line ends kept), one at a time: no copy of the whole."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        yield data[start:end]
+        start = end
 
 
 def _sniff_separator(line):
@@ -481,8 +492,8 @@ class CSVFile:
     def __init__(self, path, sep=None, decimal="."):
         self.path = path
         self.decimal = decimal
-        self._text = _decode(path, Path(path).read_bytes())
-        first = next((line for line in self._text.splitlines() if line.strip()), None)
+        self._data = _contents(path, Path(path).read_bytes())  # pandas parses the bytes
+        first = next((line for line in self._text_lines() if line.strip()), None)
         if first is None:
             raise ValueError(f"{path} is empty; a header row of column names is expected.")
         self.sep = _sniff_separator(first) if sep is None else sep
@@ -498,10 +509,24 @@ class CSVFile:
         if duplicates:
             raise ValueError(f"{path}: duplicate column names in the header: {duplicates}.")
 
+    def _text_lines(self):
+        """The decoded lines, one at a time (a UTF-8 sequence never spans a line end)."""
+        offset = 0
+        for number, line in enumerate(_lines(self._data), start=1):
+            try:
+                yield line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{self.path}, line {number}: not UTF-8 text ({exc.reason} at byte "
+                    f"{offset + exc.start} of the file); save it as UTF-8."
+                ) from None
+            offset += len(line)
+
     def _records(self):
-        """``(line number, fields)`` of every non-blank record, header first (csv module)."""
+        """``(line number, fields)`` of every non-blank record, header first (csv module;
+        used for the header and to locate problems, not to read the table)."""
         with _no_field_limit():
-            reader = csv.reader(_io.StringIO(self._text, newline=""), delimiter=self.sep)
+            reader = csv.reader(self._text_lines(), delimiter=self.sep)
             for record in reader:
                 if record and any(field.strip() for field in record):
                     yield reader.line_num, record
@@ -575,6 +600,7 @@ class CSVFile:
             "keep_default_na": False,
             "skip_blank_lines": True,
             "engine": "c",
+            "encoding": "utf-8",
             "index_col": False,  # never take a first column as the index (shifted columns)
         }
         if int(pd.__version__.split(".")[0]) < 3:  # pandas 3 parses round-trip by default
@@ -584,12 +610,16 @@ class CSVFile:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", pd.errors.ParserWarning)
-                frame = pd.read_csv(_io.StringIO(self._text), dtype=dtype, na_values=na, **options)
+                frame = pd.read_csv(_io.BytesIO(self._data), dtype=dtype, na_values=na, **options)
+        except UnicodeDecodeError:
+            for _ in self._text_lines():  # raises, naming the byte
+                pass
+            raise
         except pd.errors.ParserError:  # too many fields in some rows
             self._first_ragged()
             raise
         except ValueError:  # a value that is not a number: find it
-            text = pd.read_csv(_io.StringIO(self._text), dtype=str, na_filter=False, **options)
+            text = pd.read_csv(_io.BytesIO(self._data), dtype=str, na_filter=False, **options)
             self._raise_not_numbers(text, numeric)
             raise
         if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
