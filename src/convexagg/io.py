@@ -688,9 +688,8 @@ def parse_labels(values, name="y", where=None):
     Integers when every label is written as one (canonically: ``7``; labels
     such as ``007`` or ``+7`` are codes and stay texts), int64 or uint64 when
     they fit, else the texts (IDs beyond 64 bits); floats when every label is a
-    number; else the texts. The result is then
-    checked as the estimators check ``y`` (so continuous numbers are refused
-    with the same message).
+    number; else the texts. The result is then checked as the estimators check
+    ``y`` (so continuous numbers are refused with the same message).
 
     Parameters
     ----------
