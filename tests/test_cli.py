@@ -57,9 +57,10 @@ def model_file(iris_csv, tmp_path, capsys):
 
 
 def _read(path):
+    """Header, predicted labels and probabilities of a ``predict`` output."""
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
-    return rows[0], np.array(rows[1:], dtype=float)
+    return rows[0], np.array([r[0] for r in rows[1:]]), np.array([r[1:] for r in rows[1:]], float)
 
 
 def _fails(capsys, argv, *fragments):
@@ -72,15 +73,20 @@ def _fails(capsys, argv, *fragments):
     assert not any("Traceback" in line for line in err)
 
 
+PROBA = ["proba_setosa", "proba_versicolor", "proba_virginica"]
+
+
 def test_fit_then_predict_round_trip(iris_csv, model_file, tmp_path, capsys):
     out = tmp_path / "proba.csv"
-    assert main(["predict", str(model_file), str(iris_csv), "--out", str(out)]) == 0
-    header, P = _read(out)
-    assert header == ["setosa", "versicolor", "virginica"]
+    argv = ["predict", str(model_file), str(iris_csv), "--out", str(out)]
+    assert main([*argv, "--float-format", "%.17g"]) == 0
+    header, labels, P = _read(out)
+    assert header == ["prediction", *PROBA]
     assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1)
     bundle = cio.load(model_file)
     assert bundle["features"] == FEATURES and bundle["target"] == "species"
     np.testing.assert_array_equal(P, bundle["model"].predict_proba(load_iris().data))
+    np.testing.assert_array_equal(labels, bundle["model"].predict(load_iris().data))
     assert (P.argmax(axis=1) == load_iris().target).mean() > 0.9
     # to standard output, columns in another order and without the target: same numbers
     shuffled = _write(
@@ -89,10 +95,19 @@ def test_fit_then_predict_round_trip(iris_csv, model_file, tmp_path, capsys):
         [list(map(repr, x[::-1])) for x in load_iris().data.tolist()],
     )
     capsys.readouterr()
-    assert main(["predict", str(model_file), str(shuffled)]) == 0
+    assert main(["predict", str(model_file), str(shuffled), "--float-format", "%.17g"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "setosa,versicolor,virginica"
-    np.testing.assert_array_equal(np.array([r.split(",") for r in lines[1:]], dtype=float), P)
+    assert lines[0] == "prediction," + ",".join(PROBA)
+    rows = [r.split(",") for r in lines[1:]]
+    np.testing.assert_array_equal(np.array([r[1:] for r in rows], dtype=float), P)
+    # the default format: 6 significant digits, rows still summing to 1
+    assert main(["predict", str(model_file), str(shuffled)]) == 0
+    rows = [r.split(",") for r in capsys.readouterr().out.splitlines()[1:]]
+    short = np.array([r[1:] for r in rows], dtype=float)
+    assert (
+        np.allclose(short, P, rtol=1e-5, atol=1e-300)
+        and max(len(v) for r in rows for v in r[1:]) <= 12
+    )
 
 
 def test_integer_labels_options_and_gzip(iris_csv, tmp_path):
@@ -169,7 +184,14 @@ def test_columns_differ_from_training(model_file, tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "cell, message",
-    [("abc", "'abc' is not a number"), ("", "missing value"), ("nan", "not a finite number")],
+    [
+        ("abc", "'abc' is not a number"),
+        ("", "missing value"),
+        ("nan", "missing value ('nan')"),
+        ("NA", "missing value ('NA')"),
+        ("inf", "'inf' is not a finite number"),
+        ("-1e400", "'-1e400' is not a finite number"),
+    ],
 )
 def test_non_numeric_features(tmp_path, capsys, cell, message):
     rows = [[*map(repr, x), str(t)] for x, t in zip(load_iris().data.tolist(), load_iris().target)]

@@ -76,14 +76,16 @@ def test_loader_rejects_file_without_label_column(tmp_path):
 def test_loader_rejects_rows_missing_the_label(tmp_path):
     path = tmp_path / "short.csv"
     path.write_text("f0,f1,label\n1,2,a\n3,4\n")
-    with pytest.raises(ValueError, match="line 3: 2 fields but the header has 3"):
+    with pytest.raises(ValueError, match="line 3: 2 fields, but the header has 3 columns"):
         load_csv_dataset(path)
 
 
 def test_loader_rejects_empty_label_and_single_column(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("f0,label\n1,a\n2,\n")
-    with pytest.raises(ValueError, match="label .last column. is empty"):
+    with pytest.raises(
+        ValueError, match="line 3, column 'label': the label .last column. is missing"
+    ):
         load_csv_dataset(empty)
     single = tmp_path / "single.csv"
     single.write_text("label\na\nb\n")
@@ -177,7 +179,7 @@ def test_resume_skips_finished_work_and_reuses_binaries(data_dir, tmp_path, monk
     rows, errors = run(cfg, progress=False, log=lambda s: None)
     assert errors == [] and len(rows) == 16
     # A lost method result is recomputed from the cached binary outputs.
-    lost = cfg.cache / "tiny" / "logreg" / "ovo" / "rep01" / "convex.json"
+    lost = cfg.data_cache("tiny") / "logreg" / "ovo" / "rep01" / "convex.json"
     before = json.loads(lost.read_text())
     lost.unlink()
     tasks, done = plan(cfg)

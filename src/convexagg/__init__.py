@@ -10,6 +10,7 @@ solvers) -> estimators (scikit-learn API). The paper's sections 4 and 5.1:
 :class:`ConvexAggregationClassifierCV`.
 """
 
+from ._version import __version__
 from .codes import make_code
 from .decoders import (
     BradleyTerryDecoder,
@@ -23,8 +24,6 @@ from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 from .model_selection import ConvexAggregationClassifierCV
 from .path import RegularizationPath, regularization_path
 from .theory import GeneralizationBound, generalization_bound
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BradleyTerryDecoder",

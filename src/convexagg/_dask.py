@@ -31,13 +31,9 @@ def is_dask_array(x):
 
 def import_dask_array():
     """``dask.array``, or an ``ImportError`` naming the extra to install."""
-    try:
-        import dask.array as da
-    except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError(
-            "Dask inputs need the optional Dask dependencies: pip install 'convexagg[dask]'."
-        ) from exc
-    return da
+    from ._optional import require
+
+    return require("dask.array", "convexagg's Dask support", "dask")
 
 
 def _has_unknown(sizes):

@@ -154,6 +154,11 @@ def _predict_binary(estimator, X, output, index=0):
                 f"binary classifier {index} ({type(estimator).__name__}) returned "
                 f"decision_function of shape {values.shape}; expected (n_samples,)."
             )
+    if values.shape[0] != _num_samples(X):  # before it blames y or fails to broadcast
+        raise ValueError(
+            f"binary classifier {index} ({type(estimator).__name__}) returned "
+            f"{values.shape[0]} outputs for {_num_samples(X)} samples; expected one per sample."
+        )
     try:
         values = values.astype(np.float64)
     except (TypeError, ValueError):
@@ -181,7 +186,7 @@ def _check_outputs(values, estimators, output, indices):
         j = bad[0]
         raise ValueError(
             f"binary classifier {indices[j]} ({type(estimators[j]).__name__}) returned "
-            f"probabilities outside [0, 1] (min {lo[j]:.4g}, max {hi[j]:.4g})."
+            f"probabilities outside [0, 1] (min {float(lo[j])!r}, max {float(hi[j])!r})."
         )
 
 

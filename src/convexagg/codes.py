@@ -251,9 +251,9 @@ def check_code_matrix(code, n_classes=None):
     bad = ~np.isin(arr, (-1.0, 0.0, 1.0))
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise ValueError(
-            f"code entries must be -1, 0 or +1; found {arr[r, c]:g} at row {r}, column {c}."
-        )
+        value = float(arr[r, c])  # short when exact, every digit otherwise (0.9999999)
+        shown = f"{value:g}" if float(f"{value:g}") == value else repr(value)
+        raise ValueError(f"code entries must be -1, 0 or +1; found {shown} at row {r}, column {c}.")
     code = arr.astype(np.int8)
     no_pos = ~(code == 1).any(axis=0)
     no_neg = ~(code == -1).any(axis=0)

@@ -9,9 +9,7 @@ variable ``CONVEXAGG_DATA_DIR``. Nothing is downloaded and nothing is copied.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +61,21 @@ class Dataset:
     def n_classes(self):
         return int(np.unique(self.y).size)
 
+    def fingerprint(self):
+        """12 hex digits of a hash of the content: ``X``'s values and shape, the
+        labels and the feature names (not the file's bytes: recompressing a file
+        keeps it). Names the data's results in the reproduction cache."""
+        digest = getattr(self, "_fingerprint", None)
+        if digest is None:
+            h = hashlib.sha1()
+            X = np.ascontiguousarray(self.X, dtype=np.float64)
+            h.update(repr(X.shape).encode())
+            h.update(X.tobytes())
+            h.update("\x00".join(map(str, self.y)).encode())
+            h.update("\x00".join(map(str, self.feature_names)).encode())
+            digest = self._fingerprint = h.hexdigest()[:12]
+        return digest
+
 
 def resolve_data_dir(data_dir=None):
     """``data_dir``, else ``$CONVEXAGG_DATA_DIR``, else None."""
@@ -110,40 +123,39 @@ def _looks_like_label(values, name):
 def load_csv_dataset(path, name=None):
     """Read a ``.csv`` or ``.csv.gz`` file: header row, label in the last column.
 
+    Read with :class:`convexagg.io.CSVFile` (gzip recognised by content, the
+    separator detected from the header). Labels stay the strings of the file
+    (the protocol's splits depend on their order).
+
     Raises
     ------
     ValueError
         With the file name and the reason, when the file has no data rows, fewer
         than two columns, a row whose length differs from the header, a missing
-        label, a non-numeric feature, or a last column that cannot be a class label
-        (non-integer numbers or nearly one value per row: the label column is
-        probably missing).
+        label (empty, ``NA``, ``nan``, ...), a missing or non-numeric feature
+        (with its line and column), or a last column that cannot be a class
+        label (non-integer numbers or nearly one value per row: the label column
+        is probably missing).
     """
+    from .io import MISSING_LABELS, CSVFile
+
     path = Path(path)
     name = name or path.name.split(".")[0]
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", newline="") as handle:
-        rows = list(csv.reader(io.StringIO(handle.read())))
-    rows = [r for r in rows if r]
-    if len(rows) < 2:
-        raise ValueError(f"{path}: needs a header row and at least one data row.")
-    header = [h.strip() for h in rows[0]]
+    table = CSVFile(path)
+    header = table.columns
     if len(header) < 2:
         raise ValueError(
             f"{path}: only one column; expected features followed by the class label "
             "in the last column."
         )
-    body = rows[1:]
-    for i, row in enumerate(body, start=2):
-        if len(row) != len(header):
-            raise ValueError(
-                f"{path}, line {i}: {len(row)} fields but the header has {len(header)}; "
-                "every row needs all features and the label (last column)."
-            )
-    labels = [row[-1].strip() for row in body]
-    if any(label == "" for label in labels):
-        line = 2 + labels.index("")
-        raise ValueError(f"{path}, line {line}: the label (last column) is empty.")
+    frame = table.read(numeric=header[:-1])
+    labels = frame[header[-1]].tolist()
+    missing = [i for i, label in enumerate(labels) if label.lower() in MISSING_LABELS]
+    if missing:
+        raise ValueError(
+            f"{table.where(missing[0], header[-1])}: the label (last column) is missing "
+            f"({labels[missing[0]]!r})."
+        )
     reason = _looks_like_label(labels, header[-1])
     if reason is not None:
         raise ValueError(
@@ -151,10 +163,8 @@ def load_csv_dataset(path, name=None):
             f"({reason}); the label column is missing or not last. convexagg expects the "
             "class label in the last column (name it 'label' to skip this check)."
         )
-    try:
-        X = np.array([[float(v) for v in row[:-1]] for row in body], dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(f"{path}: a feature value is not a number ({exc}).") from None
+    # C order, as arrays built row by row: BLAS sums in that order (the cached results)
+    X = np.ascontiguousarray(frame[header[:-1]].to_numpy(dtype=np.float64))
     y = np.asarray(labels)
     if np.unique(y).size < 2:
         raise ValueError(f"{path}: the label column has a single class.")

@@ -55,6 +55,16 @@ def _check_lengths(X, y):
 def _check_targets(y):
     """Like scikit-learn's ``check_classification_targets`` (same message prefix,
     which its estimator checks look for), saying what is wrong with ``y``."""
+    if getattr(y, "dtype", None) == np.dtype(object):  # type_of_target sorts mixed types
+        kinds = sorted({type(v).__name__ for v in np.ravel(y)})
+        if "NoneType" in kinds:
+            i = next(i for i, v in enumerate(np.ravel(y)) if v is None)
+            raise ValueError(f"y contains None (y[{i}]); every sample needs a class label.")
+        if "str" in kinds and len(kinds) > 1:
+            raise ValueError(
+                f"y mixes label types ({', '.join(kinds)}); labels must be all strings or "
+                "all numbers."
+            )
     y_type = type_of_target(y, input_name="y")
     if y_type not in ("binary", "multiclass"):
         hint = _TARGET_HINTS.get(y_type, "y must be 1-D with one class label per sample")
@@ -212,7 +222,10 @@ default="ovo"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        base = get_tags(self._base_estimator())
+        try:
+            base = get_tags(self._base_estimator())
+        except AttributeError:  # not a scikit-learn estimator: fit names what it lacks
+            return tags
         tags.input_tags.sparse = base.input_tags.sparse
         tags.input_tags.allow_nan = base.input_tags.allow_nan
         return tags

@@ -1,28 +1,47 @@
-"""Safe model persistence (skops) and the CSV tables of the command line.
+"""Safe writes, safe model persistence (skops) and the CSV tables of the command line.
+
+Writes
+------
+Every file convexagg writes goes through :func:`atomic_write`, whose guard
+(:func:`check_output_path`) refuses to destroy anything: an output that is the
+same file as one of the inputs (by inode, so hard links and symbolic links are
+caught too), an existing directory, or a node that is not a regular file and
+cannot be written like one (a block device, a socket). A regular file is
+replaced atomically: the bytes go to a temporary file in the target's directory,
+which then replaces the target in one ``os.replace`` (through a symbolic link:
+the file it points to, the link stays). A failure leaves the target as it was
+(absent, or the previous complete file), never truncated. A character device or
+a FIFO (``/dev/null``, ``/dev/stdout``, a named pipe) is written in place once
+everything is ready, as a shell redirection would: the node is never replaced.
+The name ``-`` means standard output; the CSV writer (:func:`write_table`)
+writes there, a model file cannot go there.
 
 Models
 ------
 :func:`save` writes a model with :mod:`skops.io`, which stores the object tree
 as data instead of pickle's instructions; :func:`load` reads it back only if
 every type in the file is one skops trusts by default (numpy, scipy and
-scikit-learn types) or one on convexagg's own list (:func:`trusted_types`: the
-convexagg estimators and decoders, the scikit-learn estimators convexagg uses
-by default, numpy dtypes). Anything else, for instance a user-defined
-estimator class, is refused with an :class:`UntrustedTypeError` naming the
-types; pass ``trusted=[...]`` to accept them once you have checked the file's
-origin. Loading a pickle runs arbitrary code; loading through here does not.
-
-Files are written atomically: the bytes go to a temporary file in the target's
-directory, which then replaces the target in one ``os.replace``. A failure
-leaves the target as it was (absent, or the previous complete file), never
-truncated.
+scikit-learn types) or one on convexagg's own list (:func:`trusted_types`:
+every public convexagg class, the scikit-learn estimators convexagg uses by
+default, numpy dtypes). Anything else, for instance a user-defined estimator
+class, is refused with an :class:`UntrustedTypeError` naming the types; pass
+``trusted=[...]`` to accept them once you have checked the file's origin.
+Loading a pickle runs arbitrary code; loading through here does not. Before
+skops sees the file, :func:`load` checks its shape against limits
+(:data:`MAX_SCHEMA_DEPTH`, ``max_bytes``, and every array header against the
+bytes that hold it), so a crafted file cannot exhaust the stack or the memory.
 
 CSV tables
 ----------
-:func:`read_csv` reads a comma-separated file with a header row into column
-names and rows of strings (numpy and the standard library only, no pandas);
-:func:`numeric_matrix` turns chosen columns into a float64 array. Every error
-names the file, the line and the column.
+:class:`CSVFile` reads a delimited text file with a header row (plain or
+gzip-compressed, recognised by its first bytes; separator detected from the
+header or given) with pandas' C parser; :meth:`CSVFile.read` returns the chosen
+columns as float64 and the others as text. Problems are found with vectorised
+checks after parsing and reported with the file, line and column: a missing,
+non-numeric or non-finite value, a row with too many or too few fields.
+:func:`parse_labels` turns a text column into class labels (integers when
+every label is one, floats when every label is a number, else strings) and
+checks them as the estimators do.
 """
 
 from __future__ import annotations
@@ -30,11 +49,15 @@ from __future__ import annotations
 import contextlib
 import csv
 import gzip
+import importlib
 import inspect
 import io as _io
-import math
 import os
+import re
+import stat
+import sys
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -42,15 +65,21 @@ import numpy as np
 import skops.io as sio
 
 __all__ = [
+    "MAX_SCHEMA_DEPTH",
+    "MISSING_LABELS",
+    "STDOUT",
+    "CSVFile",
     "UntrustedTypeError",
     "atomic_write",
+    "check_output_path",
     "load",
-    "numeric_matrix",
-    "read_csv",
+    "parse_labels",
     "save",
     "trusted_types",
-    "write_csv",
+    "write_table",
 ]
+
+STDOUT = "-"
 
 
 class UntrustedTypeError(ValueError):
@@ -61,76 +90,180 @@ class UntrustedTypeError(ValueError):
         self.types = list(types)
 
 
-def _type_name(cls):
-    return f"{cls.__module__}.{cls.__qualname__}"
+# --------------------------------------------------------------------------- writes
 
 
-def trusted_types():
-    """Type names (as skops writes them) that :func:`load` accepts beyond skops' defaults.
+def _same_file(a, b):
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
-    The convexagg estimators, every decoder ``convexagg.decoders`` exports and
-    every solver configuration ``convexagg.solvers`` exports, the constant
-    stand-in for one-sided binary problems, the scikit-learn estimators
-    convexagg builds by default (``LogisticRegression``; ``StandardScaler`` in a
-    ``Pipeline`` for the command line) and ``numpy.dtype``.
+
+def _output_plan(path, inputs=()):
+    """``(where to write, "replace" or "in_place")`` for ``path``, or a ``ValueError``."""
+    if str(path) == STDOUT:
+        raise ValueError(
+            "'-' means standard output, which cannot take this file; give a file name."
+        )
+    path = Path(path)
+    try:
+        st = os.stat(path)  # follows symbolic links
+    except FileNotFoundError:
+        st = None
+    if st is None:
+        target = Path(os.path.realpath(path))
+        if not target.parent.is_dir():
+            raise ValueError(f"cannot write {path}: directory {target.parent} does not exist.")
+        return target, "replace"
+    for name in inputs:
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(st.st_mode) and _same_file(os.stat(name), st):
+                raise ValueError(
+                    f"cannot write {path}: it is the input file {name}; writing it would "
+                    "destroy the input. Choose another output path."
+                )
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"cannot write {path}: it is a directory; give a file name.")
+    if stat.S_ISREG(st.st_mode):
+        target = Path(os.path.realpath(path))
+        with contextlib.suppress(OSError):
+            if _same_file(os.stat(target), st):
+                return target, "replace"
+        return path, "in_place"  # a link its name cannot follow (/proc/self/fd/1)
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return path, "in_place"
+    kind = "a block device" if stat.S_ISBLK(st.st_mode) else "not a regular file"
+    raise ValueError(f"cannot write {path}: it is {kind}; refusing to replace or write it.")
+
+
+def check_output_path(path, inputs=()):
+    """Raise a ``ValueError`` if writing ``path`` could destroy something.
+
+    Refused: ``path`` is the same file as one of ``inputs`` (compared by
+    device and inode, after following links), an existing directory, a block
+    device or socket, or a new file in a directory that does not exist; also
+    ``-`` (standard output is handled by the caller, see :func:`write_table`).
+    Called by :func:`atomic_write`; call it early to fail before a long
+    computation.
+
+    Parameters
+    ----------
+    path : str or path-like
+    inputs : iterable of str or path-like, default=()
+        Files the output must not replace.
     """
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    from . import decoders, solvers
-    from .binary import ConstantBinaryPredictor
-    from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
-    from .model_selection import ConvexAggregationClassifierCV
-
-    classes = [
-        CodeMatrixClassifier,
-        ConvexAggregationClassifier,
-        ConvexAggregationClassifierCV,
-        ConstantBinaryPredictor,
-        LogisticRegression,
-        Pipeline,
-        StandardScaler,
-    ]
-    for name in decoders.__all__:
-        obj = getattr(decoders, name)
-        if inspect.isclass(obj) and issubclass(obj, decoders.BaseDecoder):
-            classes.append(obj)
-    for name in solvers.__all__:  # the solver configurations a fitted decoder keeps
-        obj = getattr(solvers, name)
-        if inspect.isclass(obj) and issubclass(obj, solvers.SolverConfig):
-            classes.append(obj)
-    return sorted({_type_name(cls) for cls in classes} | {"numpy.dtype"})
+    _output_plan(path, inputs)
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode="wb"):
-    """Open a temporary file beside ``path``; on success it replaces ``path``.
+def atomic_write(path, mode="wb", inputs=()):
+    """Open a file-like object for ``path``; on success its content lands there.
 
-    If the ``with`` block (or the replace) raises, the temporary file is removed
-    and ``path`` is untouched. The file gets the permissions a new file would.
+    A regular (or new) file is written through a temporary file beside it that
+    replaces it in one ``os.replace``: if the ``with`` block (or the replace)
+    raises, the temporary file is removed and ``path`` is untouched; the new
+    file gets the permissions a new file would. A character device or FIFO is
+    written in place, once the block has succeeded. Everything else
+    :func:`check_output_path` refuses is refused.
+
+    Parameters
+    ----------
+    path : str or path-like
+    mode : {"wb", "w"}, default="wb"
+        Binary or text (UTF-8, no newline translation).
+    inputs : iterable of str or path-like, default=()
+        Files the output must not replace (see :func:`check_output_path`).
     """
-    path = Path(path)
-    directory = path.resolve().parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    target, how = _output_plan(path, inputs)
+    binary = "b" in mode
+    if how == "in_place":
+        buffer = _io.BytesIO() if binary else _io.StringIO(newline="")
+        yield buffer
+        with open(target, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+            f.write(buffer.getvalue())
+        return
     try:
-        encoding = None if "b" in mode else "utf-8"
-        newline = None if "b" in mode else ""
-        with os.fdopen(fd, mode, encoding=encoding, newline=newline) as f:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:  # name the output, not the temporary file
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    try:
+        with os.fdopen(
+            fd, mode, encoding=None if binary else "utf-8", newline=None if binary else ""
+        ) as f:
             umask = os.umask(0)
             os.umask(umask)
             os.fchmod(f.fileno(), 0o666 & ~umask)  # mkstemp's 0600 -> a new file's mode
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
-def save(model, path):
+# --------------------------------------------------------------------------- models
+
+# Limits :func:`load` checks before skops parses anything. A real convexagg model
+# nests about 20 levels deep; skops' loader recurses a few Python frames per level
+# (400 levels still load under Python's default recursion limit).
+MAX_SCHEMA_DEPTH = 200
+DEFAULT_MAX_BYTES = 2**33  # 8 GiB of uncompressed content
+
+
+def _type_name(cls):
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _public_classes():
+    """Every class the public convexagg modules export (``__all__``), exceptions aside.
+
+    Read from the package rather than listed by hand, so a new estimator, decoder
+    or solver configuration is trusted as soon as it is exported.
+    """
+    classes = set()
+    for name in (
+        "convexagg",
+        "convexagg.decoders",
+        "convexagg.binary",
+        "convexagg.solvers",
+        "convexagg.aggregation",
+        "convexagg.model_selection",
+        "convexagg.path",
+    ):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue  # a subpackage this version does not have
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr, None)
+            if (
+                inspect.isclass(obj)
+                and obj.__module__.startswith("convexagg")
+                and not issubclass(obj, BaseException)
+            ):
+                classes.add(obj)
+    return classes
+
+
+def trusted_types():
+    """Type names (as skops writes them) that :func:`load` accepts beyond skops' defaults.
+
+    Every public convexagg class (the estimators, including
+    ``ConvexAggregationClassifierCV``, every decoder, the result objects, the
+    constant stand-in for one-sided binary problems), the scikit-learn
+    estimators convexagg builds by default (``LogisticRegression``; the command
+    line's ``MaxAbsScaler`` and ``StandardScaler`` in a ``Pipeline``) and
+    ``numpy.dtype``.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MaxAbsScaler, StandardScaler
+
+    classes = _public_classes() | {LogisticRegression, Pipeline, MaxAbsScaler, StandardScaler}
+    return sorted({_type_name(cls) for cls in classes} | {"numpy.dtype"})
+
+
+def save(model, path, inputs=()):
     """Write ``model`` to ``path`` with skops, atomically.
 
     Parameters
@@ -138,21 +271,89 @@ def save(model, path):
     model : object
         Typically a fitted convexagg estimator; any object skops can persist.
     path : str or path-like
-        Conventionally ending in ``.skops``.
+        Conventionally ending in ``.skops``. Refused as :func:`check_output_path`
+        says (``-``, a directory, an input, a block device); a character device
+        such as ``/dev/null`` is written in place, never replaced.
+    inputs : iterable of str or path-like, default=()
+        Files ``path`` must not replace (the data the model was fitted on).
     """
     data = sio.dumps(model)  # serialise first: nothing is written if this fails
-    with atomic_write(path, "wb") as f:
+    with atomic_write(path, "wb", inputs=inputs) as f:
         f.write(data)
 
 
-def load(path, trusted=None):
-    """Read a model written by :func:`save`, refusing untrusted types.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _json_depth(data):
+    """Deepest nesting of ``[`` / ``{`` in JSON bytes, without parsing (no recursion)."""
+    bare = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
+    step = np.isin(bare, (ord("["), ord("{"))).astype(np.int64)
+    step -= np.isin(bare, (ord("]"), ord("}")))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _read_npy_header(handle):
+    version = np.lib.format.read_magic(handle)
+    reader = getattr(np.lib.format, "_read_array_header", None)
+    if reader is not None:
+        return version, reader(handle, version)
+    read = np.lib.format.read_array_header_1_0
+    return version, (read if version == (1, 0) else np.lib.format.read_array_header_2_0)(handle)
+
+
+def _check_model_file(path, data, max_bytes):
+    """Refuse a skops file that would exhaust the stack or the memory when loaded."""
+    try:
+        archive = zipfile.ZipFile(_io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+        raise ValueError(f"{path} is not a skops model file ({exc}).") from None
+    total = sum(m.file_size for m in members)
+    if total > max_bytes:
+        raise ValueError(
+            f"{path}: its content claims {total} bytes uncompressed, above the limit of "
+            f"{max_bytes} (max_bytes); refusing to load it."
+        )
+    names = {m.filename for m in members}
+    if "schema.json" not in names:
+        raise ValueError(f"{path} is not a skops model file (no schema.json).")
+    depth = _json_depth(archive.read("schema.json"))
+    if depth > MAX_SCHEMA_DEPTH:
+        raise ValueError(
+            f"{path}: its object tree is nested {depth} levels deep, above the limit of "
+            f"{MAX_SCHEMA_DEPTH}; refusing to load it (a model convexagg writes has about 20)."
+        )
+    for member in members:
+        if not member.filename.endswith(".npy"):
+            continue
+        with archive.open(member) as handle:
+            try:
+                _, (shape, _, dtype) = _read_npy_header(handle)
+            except Exception as exc:  # noqa: BLE001 - any parse failure of untrusted bytes
+                raise ValueError(
+                    f"{path}: array {member.filename} has a corrupt header ({exc})."
+                ) from None
+            size = handle.tell()
+        n_values = int(np.prod(shape, dtype=object))
+        if n_values * dtype.itemsize > member.file_size - size:
+            raise ValueError(
+                f"{path}: array {member.filename} claims {n_values} values of {dtype} "
+                f"({n_values * dtype.itemsize} bytes) but holds {member.file_size - size} "
+                "bytes; refusing to load a corrupt or crafted file."
+            )
+
+
+def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
+    """Read a model written by :func:`save`, refusing untrusted types and crafted files.
 
     Parameters
     ----------
     path : str or path-like
     trusted : list of str, default=None
         Extra type names (as in the error message) to accept for this file.
+    max_bytes : int, default=2**33
+        Largest total uncompressed size of the file's members.
 
     Returns
     -------
@@ -166,7 +367,10 @@ def load(path, trusted=None):
         If the file holds a type neither skops nor convexagg trusts and that is
         not in ``trusted``; nothing from the file is instantiated.
     ValueError
-        If ``path`` is not a skops file.
+        If ``path`` is not a skops file, or breaks a limit: its object tree is
+        nested deeper than :data:`MAX_SCHEMA_DEPTH`, its content is larger than
+        ``max_bytes``, or an array header claims more values than its bytes
+        hold. These are checked before anything is parsed or allocated.
     """
     if trusted is None:
         trusted = []
@@ -178,9 +382,10 @@ def load(path, trusted=None):
             "trusting everything at once is not supported."
         )
     data = Path(path).read_bytes()  # read once: what is checked is what is loaded
+    _check_model_file(path, data, max_bytes)
     try:
         untrusted = sio.get_untrusted_types(data=data)
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except (zipfile.BadZipFile, KeyError, ValueError, TypeError) as exc:
         raise ValueError(f"{path} is not a skops model file ({exc}).") from None
     refused = sorted(set(untrusted) - set(trusted_types()) - set(trusted))
     if refused:
@@ -195,93 +400,366 @@ def load(path, trusted=None):
 
 # --------------------------------------------------------------------------- CSV
 
+# Field texts that mean "no value" (pandas' defaults, compared case-insensitively).
+MISSING_LABELS = frozenset(
+    ["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>", "#na", "nil"]
+)
+_NA_TEXTS = sorted({v for m in MISSING_LABELS for v in (m, m.upper(), m.capitalize())})
+_SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
+_COMPRESSED = {
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"PK\x03\x04": "zip",
+    b"\x28\xb5\x2f\xfd": "zstd",
+}
 
-def read_csv(path):
-    """Read a CSV file with a header row (gzip-compressed if the name ends in ``.gz``).
 
-    Returns
-    -------
-    columns : list of str
-        The header's column names (unique, non-empty).
-    rows : list of (int, list of str)
-        Each data row with its line number in the file; blank lines are skipped.
-    """
-    path = Path(path)
-    data = path.read_bytes()
-    if path.suffix == ".gz":
+def _shown(field, limit=40):
+    """``repr(field)``, cut to ``limit`` characters (a field can be megabytes long)."""
+    if len(field) <= limit:
+        return repr(field)
+    return f"{field[:limit]!r}... ({len(field)} characters)"
+
+
+@contextlib.contextmanager
+def _no_field_limit():
+    """The csv module without its field size limit (pandas has none either)."""
+    old = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _contents(path, data):
+    """The bytes of a plain or gzip file (recognised by its magic bytes, not its name),
+    without a UTF-8 byte-order mark."""
+    if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
-            raise ValueError(f"{path} is not a readable gzip file ({exc}).") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
-    reader = csv.reader(_io.StringIO(text, newline=""))
-    columns = None
-    rows = []
-    for record in reader:
-        if not record or all(not field.strip() for field in record):
-            continue
-        if columns is None:
-            columns = [field.strip() for field in record]
-            if any(not name for name in columns):
-                raise ValueError(f"{path}, line {reader.line_num}: the header has an empty name.")
-            duplicates = sorted({n for n in columns if columns.count(n) > 1})
-            if duplicates:
-                raise ValueError(f"{path}: duplicate column names in the header: {duplicates}.")
-            continue
-        if len(record) != len(columns):
+            raise ValueError(f"{path} is a damaged gzip file ({exc}).") from None
+    for magic, kind in _COMPRESSED.items():
+        if data.startswith(magic):
             raise ValueError(
-                f"{path}, line {reader.line_num}: {len(record)} fields, but the header "
-                f"has {len(columns)} columns."
+                f"{path} is {kind}-compressed; convexagg reads plain or gzip-compressed CSV."
             )
-        rows.append((reader.line_num, record))
-    if columns is None:
-        raise ValueError(f"{path} is empty; a header row of column names is expected.")
-    if not rows:
-        raise ValueError(f"{path} has a header but no data rows.")
-    return columns, rows
+    return data[len(_BOM) :] if data.startswith(_BOM) else data
 
 
-def numeric_matrix(path, columns, rows, use):
-    """The columns named in ``use`` as a float64 array; every entry a finite number.
+def _lines(data):
+    """The lines of ``data`` (bytes, line ends kept), one at a time: no copy of the whole."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        yield data[start:end]
+        start = end
 
-    Raises a ``ValueError`` naming the file, line and column of the first
-    missing, non-numeric or non-finite value.
+
+def _sniff_separator(line):
+    """The most frequent of ``, ; tab |`` outside quotes in the header line (comma if none)."""
+    bare = re.sub(r'"[^"]*"', "", line)
+    counts = {sep: bare.count(sep) for sep in _SEPARATORS}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
+
+
+class CSVFile:
+    """A delimited text file with a header row, read with pandas.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Plain or gzip-compressed (recognised by its first bytes) UTF-8 text.
+    sep : str, default=None
+        Field separator; None detects it from the header line (the most
+        frequent of comma, semicolon, tab and vertical bar; comma if none).
+    decimal : str, default="."
+        Decimal mark of the numbers (``","`` for decimal-comma files).
+
+    Attributes
+    ----------
+    columns : list of str
+        The header's names (stripped; unique and non-empty, else a ``ValueError``).
+    sep : str
     """
-    index = [columns.index(name) for name in use]
-    X = np.empty((len(rows), len(index)), dtype=np.float64)
-    for i, (line, record) in enumerate(rows):
-        for j, k in enumerate(index):
-            field = record[k].strip()
-            where = f"{path}, line {line}, column {columns[k]!r}"
-            if not field:
-                raise ValueError(f"{where}: missing value; features must be numbers.")
+
+    def __init__(self, path, sep=None, decimal="."):
+        self.path = path
+        self.decimal = decimal
+        self._data = _contents(path, Path(path).read_bytes())  # pandas parses the bytes
+        first = next((line for line in self._text_lines() if line.strip()), None)
+        if first is None:
+            raise ValueError(f"{path} is empty; a header row of column names is expected.")
+        self.sep = _sniff_separator(first) if sep is None else sep
+        if len(self.sep) != 1:
+            raise ValueError(f"the separator must be one character, got {self.sep!r}.")
+        if self.sep == decimal:
+            raise ValueError(f"the separator and the decimal mark are both {decimal!r}.")
+        line, header = next(self._records())
+        self.columns = [name.strip() for name in header]
+        if any(not name for name in self.columns):
+            raise ValueError(f"{path}, line {line}: the header has an empty name.")
+        duplicates = sorted({n for n in self.columns if self.columns.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"{path}: duplicate column names in the header: {duplicates}.")
+
+    def _text_lines(self):
+        """The decoded lines, one at a time (a UTF-8 sequence never spans a line end)."""
+        offset = 0
+        for number, line in enumerate(_lines(self._data), start=1):
             try:
-                value = float(field)
-            except ValueError:
+                yield line.decode("utf-8")
+            except UnicodeDecodeError as exc:
                 raise ValueError(
-                    f"{where}: {field!r} is not a number; features must be numeric."
+                    f"{self.path}, line {number}: not UTF-8 text ({exc.reason} at byte "
+                    f"{offset + exc.start} of the file); save it as UTF-8."
                 ) from None
-            if not math.isfinite(value):
-                raise ValueError(f"{where}: {field!r} is not a finite number.")
-            X[i, j] = value
-    return X
+            offset += len(line)
+
+    def _records(self):
+        """``(line number, fields)`` of every non-blank record, header first (csv module;
+        used for the header and to locate problems, not to read the table)."""
+        with _no_field_limit():
+            reader = csv.reader(self._text_lines(), delimiter=self.sep)
+            for record in reader:
+                if record and any(field.strip() for field in record):
+                    yield reader.line_num, record
+
+    def _record(self, row):
+        """``(line number, fields)`` of data row ``row`` (0-based, as pandas numbers them)."""
+        for i, item in enumerate(self._records()):
+            if i == row + 1:
+                return item
+        raise IndexError(row)  # pragma: no cover - pandas and csv agree on the rows
+
+    def where(self, row, column):
+        """``"FILE, line N, column 'NAME'"`` for data row ``row`` (0-based) of ``column``."""
+        return f"{self.path}, line {self._record(row)[0]}, column {column!r}"
+
+    def separator_hint(self):
+        """Advice when the header does not look split by the right separator, or ``""``."""
+        if len(self.columns) > 1 or not any(sep in self.columns[0] for sep in _SEPARATORS):
+            return ""
+        used = _SEPARATORS.get(self.sep, repr(self.sep))
+        return (
+            f" (the header was split on {used}s; if the file uses another separator, "
+            "give it: --sep)"
+        )
+
+    def _ragged(self, line, record):
+        hint = ""
+        if len(self.columns) == 1 and len(record) > 1:
+            hint = self.separator_hint() or " (another separator? give it: --sep)"
+        return ValueError(
+            f"{self.path}, line {line}: {len(record)} fields, but the header has "
+            f"{len(self.columns)} columns{hint}."
+        )
+
+    def _first_ragged(self, rows=None):
+        """Raise for the first data row (of ``rows``, default all) whose field count
+        differs from the header's."""
+        wanted = None if rows is None else set(int(r) for r in rows)
+        for i, (line, record) in enumerate(self._records()):
+            if i and (wanted is None or i - 1 in wanted) and len(record) != len(self.columns):
+                raise self._ragged(line, record)
+
+    def read(self, numeric=()):
+        """The table: ``numeric`` columns as float64, every other column as text.
+
+        Parameters
+        ----------
+        numeric : list of str
+            Columns that must hold a finite number in every row.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per non-blank data line; text columns are stripped strings.
+
+        Raises
+        ------
+        ValueError
+            Naming the file, the line and the column of the first missing,
+            non-numeric or non-finite value, or the first row whose number of
+            fields differs from the header's; a file without data rows.
+        """
+        import pandas as pd
+
+        numeric = list(numeric)
+        options = {
+            "sep": self.sep,
+            "header": 0,
+            "names": self.columns,
+            "decimal": self.decimal,
+            "keep_default_na": False,
+            "skip_blank_lines": True,
+            "engine": "c",
+            "encoding": "utf-8",
+            "index_col": False,  # never take a first column as the index (shifted columns)
+        }
+        if int(pd.__version__.split(".")[0]) < 3:  # pandas 3 parses round-trip by default
+            options["float_precision"] = "round_trip"
+        dtype = {c: (np.float64 if c in numeric else str) for c in self.columns}
+        na = {c: _NA_TEXTS for c in numeric}
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", pd.errors.ParserWarning)
+                frame = pd.read_csv(_io.BytesIO(self._data), dtype=dtype, na_values=na, **options)
+        except UnicodeDecodeError:
+            for _ in self._text_lines():  # raises, naming the byte
+                pass
+            raise
+        except pd.errors.ParserError:  # too many fields in some rows
+            self._first_ragged()
+            raise
+        except ValueError:  # a value that is not a number: find it
+            text = pd.read_csv(_io.BytesIO(self._data), dtype=str, na_filter=False, **options)
+            self._raise_not_numbers(text, numeric)
+            raise
+        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+            self._first_ragged()  # too many fields in every row: pandas dropped some
+        if frame.shape[0] == 0:
+            raise ValueError(f"{self.path} has a header but no data rows.")
+        last = self.columns[-1]
+        if last not in numeric:  # a row short of fields leaves its last field empty
+            empty = np.flatnonzero(frame[last].isna().to_numpy() | (frame[last] == "").to_numpy())
+            if empty.size:
+                self._first_ragged(empty)
+        for column in self.columns:
+            if column not in numeric:
+                frame[column] = frame[column].fillna("").str.strip()
+        values = frame[numeric].to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad.any(axis=1))[0])
+            self._raise_not_finite(row, numeric[int(np.flatnonzero(bad[row])[0])])
+        return frame
+
+    def _raise_not_finite(self, row, column):
+        line, record = self._record(row)
+        if len(record) != len(self.columns):
+            raise self._ragged(line, record)
+        field = record[self.columns.index(column)].strip()
+        where = f"{self.path}, line {line}, column {column!r}"
+        if field.lower() in MISSING_LABELS:
+            shown = f" ({field!r})" if field else ""
+            raise ValueError(f"{where}: missing value{shown}; features must be numbers.")
+        raise ValueError(f"{where}: {_shown(field)} is not a finite number.")
+
+    def _raise_not_numbers(self, text, numeric):
+        """Raise for the first field of ``numeric`` columns in ``text`` (all strings)
+        that is neither a number nor a missing value."""
+        import pandas as pd
+
+        first = None
+        for column in numeric:
+            values = text[column].str.strip()
+            parsed = values if self.decimal == "." else values.str.replace(self.decimal, ".")
+            missing = values.str.lower().isin(MISSING_LABELS).to_numpy()
+            bad = pd.to_numeric(parsed, errors="coerce").isna().to_numpy() & ~missing
+            rows = np.flatnonzero(bad)
+            if rows.size and (first is None or rows[0] < first[0]):
+                first = (int(rows[0]), column, values.iloc[rows[0]])
+        if first is None:
+            return
+        row, column, field = first
+        hint = ""
+        if self.decimal == "." and re.fullmatch(r"[+-]?\d*,\d+", field):
+            hint = " (it looks like a decimal comma: give the decimal mark, --decimal ',')"
+        raise ValueError(
+            f"{self.where(row, column)}: {_shown(field)} is not a number; features must be "
+            f"numeric{hint}."
+        )
 
 
-def write_csv(path, header, rows):
-    """Write ``header`` and ``rows`` as CSV: to ``path`` atomically, or to stdout
-    when ``path`` is None (the whole text at once, after it is complete)."""
-    buffer = _io.StringIO(newline="")
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    text = buffer.getvalue()
-    if path is None:
-        import sys
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")  # as str(int) writes it
+_DIGITS = re.compile(r"[+-]?[0-9]+")
 
+
+def parse_labels(values, name="y", where=None):
+    """Class labels from their texts: the one label parser of convexagg's CSV readers.
+
+    Integers when every label is written as one (canonically: ``7``; labels
+    such as ``007`` or ``+7`` are codes and stay texts), int64 or uint64 when
+    they fit, else the texts (IDs beyond 64 bits); floats when every label is a
+    number; else the texts. The result is then checked as the estimators check
+    ``y`` (so continuous numbers are refused with the same message).
+
+    Parameters
+    ----------
+    values : array-like of str
+    name : str, default="y"
+        Names the labels in messages (the command line: file and column).
+    where : callable, default=None
+        ``where(i)`` names label ``i`` in a message (file, line and column);
+        ``name[i]`` when None.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        For a missing label (empty, ``NA``, ``nan``, ``null``, ``None``, ...;
+        see :data:`MISSING_LABELS`), naming where it is, or labels that are
+        not classes.
+    """
+    from .estimator import _check_targets
+
+    where = where or (lambda i: f"{name}[{i}]")
+    texts = np.array([str(v).strip() for v in values], dtype=object)
+    missing = np.flatnonzero(np.isin(np.char.lower(texts.astype(str)), list(MISSING_LABELS)))
+    if missing.size:
+        i = int(missing[0])
+        shown = f" ({texts[i]!r})" if texts[i] else ""
+        raise ValueError(f"{where(i)}: missing class label{shown}; every row needs one.")
+    labels = _typed_labels(texts)
+    try:
+        _check_targets(labels)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    return labels
+
+
+def _typed_labels(texts):
+    if all(_DIGITS.fullmatch(t) for t in texts):
+        if not all(_INTEGER.fullmatch(t) for t in texts):
+            return texts.astype(str)  # 007, +7: codes written as text, kept as text
+        for dtype in (np.int64, np.uint64):
+            with contextlib.suppress(OverflowError, ValueError):
+                return np.array([int(t) for t in texts], dtype=dtype)
+        return texts.astype(str)  # IDs beyond 64 bits: labels, not numbers
+    try:
+        return texts.astype(np.float64)
+    except ValueError:
+        return texts.astype(str)
+
+
+def write_table(path, frame, float_format="%.6g", inputs=()):
+    """Write a pandas DataFrame as CSV (header, no index) to ``path`` or standard output.
+
+    Parameters
+    ----------
+    path : str, path-like or None
+        ``None`` or ``"-"``: standard output (the whole text at once, after it
+        is complete); otherwise through :func:`atomic_write`.
+    frame : pandas.DataFrame
+    float_format : str, default="%.6g"
+        printf-style format of floats (``"%.17g"`` keeps every digit).
+    inputs : iterable of str or path-like, default=()
+        Files ``path`` must not replace.
+    """
+    text = frame.to_csv(index=False, float_format=float_format, lineterminator="\n")
+    if path is None or str(path) == STDOUT:
         sys.stdout.write(text)
+        sys.stdout.flush()
         return
-    with atomic_write(path, "w") as f:
+    with atomic_write(path, "w", inputs=inputs) as f:
         f.write(text)

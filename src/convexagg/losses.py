@@ -130,7 +130,7 @@ def check_binary_outputs(Q, output="proba"):
     if output == "proba" and (lo < 0.0 or hi > 1.0):
         raise ValueError(
             "Q holds probabilities (output='proba') but has values outside [0, 1] "
-            f"(min {lo:.4g}, max {hi:.4g}); pass output='margin' for scores."
+            f"(min {float(lo)!r}, max {float(hi)!r}); pass output='margin' for scores."
         )
     return Q
 

@@ -13,7 +13,9 @@
   chosen by validation log-loss (glmnet's minimum-deviance rule, on one validation
   split instead of 10-fold CV); sklearn's ``C = 1 / (n lambda)``.
 
-Both are refitted on the whole training part with the chosen regularisation.
+Both are refitted on the whole training part with the chosen regularisation. Both
+solvers visit the samples in a random order: it is seeded from the protocol's seed and
+the split (:meth:`Protocol.direct_seed`), so two runs with the same ``--seed`` agree.
 """
 
 from __future__ import annotations
@@ -41,22 +43,29 @@ def _lasso_multinomial(C, **kwargs):
     return LogisticRegression(penalty="l1", solver="saga", C=C, **kwargs)
 
 
-def _msvm(C):
-    return LinearSVC(multi_class="crammer_singer", C=C, fit_intercept=True, max_iter=20000)
+def _msvm(C, random_state):
+    return LinearSVC(
+        multi_class="crammer_singer",
+        C=C,
+        fit_intercept=True,
+        max_iter=20000,
+        random_state=random_state,
+    )
 
 
 def _run_msvm(split, protocol):
+    seed = protocol.direct_seed(split.rep)
     fit = ~split.val_mask
     Xf, yf = split.X_train[fit], split.y_train[fit]
     Xv, yv = split.X_train[split.val_mask], split.y_train[split.val_mask]
     best, best_acc = None, -1.0
     for c in protocol.msvm_grid:
-        model = _msvm(c / (100 * yf.size)).fit(Xf, yf)
+        model = _msvm(c / (100 * yf.size), seed).fit(Xf, yf)
         acc = float(np.mean(model.predict(Xv) == yv))
         if acc > best_acc:
             best, best_acc = c, acc
     start = time.perf_counter()
-    model = _msvm(best / (100 * split.y_train.size)).fit(split.X_train, split.y_train)
+    model = _msvm(best / (100 * split.y_train.size), seed).fit(split.X_train, split.y_train)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
     labels = model.predict(split.X_test)
@@ -85,8 +94,9 @@ def _run_lmr(split, protocol):
     Xf, yf = split.X_train[fit], split.y_train[fit]
     Xv, yv = split.X_train[split.val_mask], split.y_train[split.val_mask]
     lambdas = _lambda_path(Xf, yf, K, protocol.lmr_n_lambdas)
+    seed = protocol.direct_seed(split.rep)  # saga visits the samples in a random order
     # The path is only for choosing lambda: a looser tolerance, warm starts.
-    model = _lasso_multinomial(1.0, max_iter=1000, tol=1e-3, warm_start=True)
+    model = _lasso_multinomial(1.0, max_iter=1000, tol=1e-3, warm_start=True, random_state=seed)
     best, best_loss, best_coef = lambdas[0], np.inf, None
     for lam in lambdas[1:]:  # at lambda_max every coefficient is zero
         model.set_params(C=1.0 / (yf.size * lam)).fit(Xf, yf)
@@ -96,7 +106,11 @@ def _run_lmr(split, protocol):
             best_coef = (model.coef_.copy(), model.intercept_.copy())
     # Final fit on the whole training part, started from the chosen path solution.
     final = _lasso_multinomial(
-        1.0 / (split.y_train.size * best), max_iter=1000, tol=1e-3, warm_start=True
+        1.0 / (split.y_train.size * best),
+        max_iter=1000,
+        tol=1e-3,
+        warm_start=True,
+        random_state=seed,
     )
     final.coef_, final.intercept_ = best_coef
     start = time.perf_counter()

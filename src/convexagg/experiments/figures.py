@@ -9,38 +9,48 @@
   the convex aggregation on 2-D Gaussian classes as the number of classes grows,
   for APs, OVA and ECOC (plus one example data set, the paper's panel (a)).
 
-Each study also returns its numbers; Fig. 5's per-run results are cached as JSON so
-an interrupted run resumes.
+Each study also returns its numbers; Fig. 5's per-run results are cached as JSON
+(keyed on the study's settings and the library's version; an unreadable entry is
+recomputed) so an interrupted run resumes. Needs matplotlib and tqdm
+(``pip install "convexagg[experiments]"``).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .._optional import require
+from .._version import __version__
 from ..aggregation import discrepancies, side_weights, stack_losses
 from ..binary import fit_binaries, predict_binaries
 from ..codes import make_code, sparse_random
 from ..datasets import load_dataset, make_broken_classifier_outputs, make_gaussian_classes
 from ..decoders import ConvexDecoder
+from ..io import atomic_write
 from ..path import regularization_path
 from .methods import MethodContext, make_decoder
 from .protocol import PAPER_SOLVER, Protocol, fit_tuned_binaries, make_split
-from .runner import _write_json
+from .runner import _json_dict, _write_json, read_cached
 
 __all__ = ["figure3", "figure4", "figure5", "make_figures"]
 
 
+_FEATURE = "'convexagg figures'"
+
+
 def _pyplot():
-    import matplotlib
-
+    matplotlib = require("matplotlib", _FEATURE, "experiments")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return require("matplotlib.pyplot", _FEATURE, "experiments")
 
-    return plt
+
+def _save(fig, target):
+    """``fig`` as PNG at ``target``, through the guarded atomic write."""
+    with atomic_write(target) as handle:
+        fig.savefig(handle, format="png", dpi=120)
 
 
 # ----------------------------------------------------------------------------- Fig. 3
@@ -90,7 +100,7 @@ def figure3(out_dir, data_dir=None, alphas=None, ecoc_candidates=20000):
     ax.set_title(f"Fig. 3: regularisation path, {ds.name}, sparse ECOC (M={code.shape[1]})")
     fig.tight_layout()
     target = Path(out_dir) / "fig3_regularization_path.png"
-    fig.savefig(target, dpi=120)
+    _save(fig, target)
     plt.close(fig)
     return {"dataset": ds.name, "path": path, "file": str(target)}
 
@@ -124,7 +134,7 @@ def figure4(out_dir, random_state=0):
     fig.legend(loc="center right", fontsize=8, bbox_to_anchor=(0.85, 0.5))
     fig.tight_layout()
     target = Path(out_dir) / "fig4_interior_point.png"
-    fig.savefig(target, dpi=120)
+    _save(fig, target)
     plt.close(fig)
     return {
         "objective": objective,
@@ -206,8 +216,9 @@ def _gaussian_run(K, run, n_train, n_test, ecoc_candidates):
 
 def _gaussian_task(K, run, n_train, n_test, ecoc_candidates, cache_dir):
     path = Path(cache_dir) / f"K{K:02d}_run{run:02d}.json"
-    if path.exists():
-        return K, run, json.loads(path.read_text())
+    cached = read_cached(path, _json_dict)
+    if cached is not None:
+        return K, run, cached
     start = time.perf_counter()
     result = _gaussian_run(K, run, n_train, n_test, ecoc_candidates)
     result["seconds"] = time.perf_counter() - start
@@ -227,9 +238,10 @@ def figure5(
 ):
     """Accuracy versus number of classes, 2-D Gaussians (section 5.2, Fig. 5)."""
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
 
-    cache_dir = Path(out_dir) / "cache" / f"fig5_tr{n_train}_te{n_test}_c{ecoc_candidates}"
+    tqdm = require("tqdm.auto", _FEATURE, "experiments").tqdm
+    settings = f"fig5_tr{n_train}_te{n_test}_c{ecoc_candidates}_v{__version__}"
+    cache_dir = Path(out_dir) / "cache" / settings
     todo = [(K, r) for K in ks for r in range(runs)]
     todo.sort(key=lambda kr: -kr[0])
     results = {}
@@ -266,7 +278,7 @@ def figure5(
     fig.suptitle(f"Fig. 5: 2-D Gaussian classes, mean (std) over {runs} runs")
     fig.tight_layout()
     target = Path(out_dir) / "fig5_accuracy_vs_classes.png"
-    fig.savefig(target, dpi=120)
+    _save(fig, target)
     plt.close(fig)
     return {"ks": list(ks), "runs": runs, "mean": mean, "std": std, "file": str(target)}
 
@@ -282,6 +294,8 @@ def make_figures(
     ``quick``: Fig. 5 with K in 3, 5, 10, 20, 2 runs and 300 test points per class,
     and 2,000 random ECOC candidates for Fig. 3. ``ks`` / ``runs`` override Fig. 5's.
     """
+    _pyplot()  # a missing dependency fails now, not after the first study
+    require("tqdm", _FEATURE, "experiments")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = []

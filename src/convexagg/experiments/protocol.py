@@ -29,6 +29,7 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.svm import SVC
 
+from .._version import __version__
 from ..binary import ConstantBinaryPredictor, predict_binaries
 
 __all__ = [
@@ -53,13 +54,16 @@ PAPER_SOLVER = "interior_point"
 
 @dataclass(frozen=True)
 class Protocol:
-    """Settings shared by every run; their hash names the result cache.
+    """Settings shared by every run; their hash (with the library's version) names
+    the result cache.
 
     ``version`` is bumped whenever the computation behind a cached result changes,
-    so results of older code are never mixed with new ones.
+    so results of older code are never mixed with new ones (2: the direct methods
+    are seeded from ``seed``). The library's version is hashed too, so another
+    release never reuses this one's results either.
     """
 
-    version: int = 1
+    version: int = 2
     seed: int = 0
     n_folds: int = 10  # test part = one fold of a shuffled n_folds partition
     val_fraction: float = 0.2
@@ -77,8 +81,15 @@ class Protocol:
     n_genes: int = 1000
 
     def fingerprint(self):
-        blob = json.dumps(asdict(self), sort_keys=True, default=float)
+        """10 hex digits of a hash of the settings and the convexagg version."""
+        settings = {**asdict(self), "convexagg": __version__}
+        blob = json.dumps(settings, sort_keys=True, default=float)
         return hashlib.sha1(blob.encode()).hexdigest()[:10]
+
+    def direct_seed(self, rep):
+        """The seed of the direct methods' own randomness (saga's and LIBLINEAR's
+        sample order) on split ``rep``."""
+        return int(np.random.SeedSequence([self.seed, rep, 1]).generate_state(1)[0] % 2**31)
 
 
 # Per-data-set settings of the paper (section 5.3): which linear base learner, gene

@@ -8,12 +8,19 @@ Work is cut into tasks:
   those same outputs, one ``<method>.json`` per method;
 * a **direct task** ``(dataset, rep, method)`` fits one direct multiclass method.
 
-Everything lands under ``<out>/cache/<protocol fingerprint>/`` and is written
-atomically (temporary file, then ``os.replace``), so an interrupted run resumes
-where it stopped: finished tasks are skipped, a task whose binaries are cached only
-runs its missing methods, and methods added later (``--methods gbtm``) reuse the
-cached binaries. A different protocol (seed, grids, ...) gets a different
-fingerprint and never mixes with older results.
+Everything lands under ``<out>/cache/<fingerprint>/<dataset>-<data fingerprint>/``
+and is written atomically (temporary file, then ``os.replace``), so an interrupted
+run resumes where it stopped: finished tasks are skipped, a task whose binaries are
+cached only runs its missing methods, and methods added later (``--methods gbtm``)
+reuse the cached binaries. The fingerprint hashes the protocol (seed, grids, ...)
+and the library's version; the data fingerprint hashes the data set's content
+(:meth:`~convexagg.datasets.Dataset.fingerprint`). A different protocol, another
+convexagg version or changed data therefore never reuse older results: they are
+recomputed beside them.
+
+The cache heals itself: an entry that cannot be read back (a truncated or corrupt
+JSON, NPZ or NPY file, say after a crash or a full disk) counts as missing
+(:func:`read_cached`), is removed and recomputed.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
+import zipfile
 import zlib
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -29,6 +37,8 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 
+from .._optional import require
+from .._version import __version__
 from ..codes import make_code, sparse_random
 from ..datasets import load_dataset
 from ..io import atomic_write
@@ -36,7 +46,7 @@ from .direct import DIRECT_METHODS, run_direct
 from .methods import AGGREGATION_METHODS, MethodContext, make_decoder
 from .protocol import Protocol, aggregation_alpha, base_for, fit_tuned_binaries, make_split, metrics
 
-__all__ = ["RunConfig", "Task", "collect_rows", "plan", "run"]
+__all__ = ["RunConfig", "Task", "collect_rows", "plan", "read_cached", "run"]
 
 CODES = ("ovo", "ovr", "ecoc")
 
@@ -56,6 +66,26 @@ class RunConfig:
     @property
     def cache(self):
         return Path(self.out) / "cache" / self.protocol.fingerprint()
+
+    def data_cache(self, name):
+        """The cache folder of data set ``name``: named by its content's fingerprint."""
+        return self.cache / f"{name}-{_dataset(name, self.data_dir).fingerprint()}"
+
+    def validate(self):
+        """Raise a ``ValueError`` naming unknown methods, codes or base learner."""
+        unknown = [m for m in self.methods if m not in AGGREGATION_METHODS | DIRECT_METHODS]
+        if unknown or not self.methods:
+            raise ValueError(
+                f"unknown methods {unknown}; known: "
+                f"{sorted(DIRECT_METHODS) + sorted(AGGREGATION_METHODS)}."
+            )
+        bad_codes = [c for c in self.codes if c not in CODES]
+        if bad_codes:
+            raise ValueError(f"unknown codes {bad_codes}; choose from {CODES}.")
+        if self.reps < 1:
+            raise ValueError(f"reps must be >= 1, got {self.reps}.")
+        for name in self.datasets:
+            base_for(name, self.base)
 
 
 @dataclass(frozen=True)
@@ -81,6 +111,34 @@ def _atomic_write(path, write):
         write(handle)
 
 
+# Errors that mean "this cache entry cannot be read back": truncated or corrupt JSON,
+# NPZ (a zip archive) or NPY files, or an entry missing what it should hold.
+_UNREADABLE = (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile, zlib.error)
+
+
+def read_cached(path, read):
+    """``read(path)`` for a cache entry, or None if it is missing or unreadable.
+
+    An unreadable entry is removed so that it is recomputed (and rewritten) like
+    a missing one; a run never fails or reuses garbage because of it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return read(path)
+    except _UNREADABLE:
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _json_dict(path):
+    value = json.loads(Path(path).read_text())
+    if not isinstance(value, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return value
+
+
 def _write_json(path, obj):
     data = json.dumps(obj, indent=1, sort_keys=True, default=_json_default).encode()
     _atomic_write(path, lambda h: h.write(data))
@@ -94,12 +152,12 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value)}")
 
 
-def _agg_dir(cache, dataset, base, code, rep):
-    return Path(cache) / dataset / base / code / f"rep{rep:02d}"
+def _agg_dir(cfg, dataset, base, code, rep):
+    return cfg.data_cache(dataset) / base / code / f"rep{rep:02d}"
 
 
-def _direct_dir(cache, dataset, rep):
-    return Path(cache) / dataset / "direct" / f"rep{rep:02d}"
+def _direct_dir(cfg, dataset, rep):
+    return cfg.data_cache(dataset) / "direct" / f"rep{rep:02d}"
 
 
 # ----------------------------------------------------------------------------- codes
@@ -110,15 +168,24 @@ def _dataset(name, data_dir):
     return load_dataset(name, data_dir)
 
 
-def code_matrix(cache, dataset, code_name, n_classes, protocol):
+def _code_file(path, n_classes):
+    code = np.load(path)
+    if code.ndim != 2 or code.shape[0] != n_classes:
+        raise ValueError(f"{path}: a code of shape {code.shape} for {n_classes} classes")
+    return code
+
+
+def code_matrix(cfg, dataset, code_name, n_classes):
     """The code of ``code_name`` for ``dataset``; a random (sparse ECOC) code is drawn
     once per data set from ``protocol.ecoc_candidates`` candidates and cached, so all
     splits and methods share it."""
     if code_name != "ecoc" or n_classes < 8:
         return make_code(code_name, n_classes)
-    path = Path(cache) / dataset / "code_ecoc.npy"
-    if path.exists():
-        return np.load(path)
+    path = cfg.data_cache(dataset) / "code_ecoc.npy"
+    code = read_cached(path, lambda p: _code_file(p, n_classes))
+    if code is not None:
+        return code
+    protocol = cfg.protocol
     seed = (zlib.crc32(dataset.encode()) + protocol.seed) % 2**31
     code = sparse_random(n_classes, n_candidates=protocol.ecoc_candidates, random_state=seed)
     _atomic_write(path, lambda h: np.save(h, code))
@@ -150,7 +217,8 @@ def plan(cfg, datasets_info=None):
                 missing = tuple(
                     m
                     for m in agg
-                    if not (_agg_dir(cfg.cache, name, base, code, rep) / f"{m}.json").exists()
+                    if read_cached(_agg_dir(cfg, name, base, code, rep) / f"{m}.json", _json_dict)
+                    is None
                 )
                 done += len(agg) - len(missing)
                 if missing:
@@ -160,7 +228,7 @@ def plan(cfg, datasets_info=None):
                     cost = n_samples * M * (1 + n_classes / 10)
                     tasks.append(Task("agg", name, rep, base, code, missing, cost))
             for m in direct:
-                if (_direct_dir(cfg.cache, name, rep) / f"{m}.json").exists():
+                if read_cached(_direct_dir(cfg, name, rep) / f"{m}.json", _json_dict) is not None:
                     done += 1
                 else:
                     tasks.append(
@@ -170,12 +238,23 @@ def plan(cfg, datasets_info=None):
     return tasks, done
 
 
+_BINARY_KEYS = ("Q_train", "Q_test", "y_train", "y_test", "code", "chosen_C", "binary_seconds")
+
+
+def _binary_file(path):
+    with np.load(path) as f:
+        data = {k: f[k] for k in _BINARY_KEYS}  # KeyError: an incomplete entry
+    if data["Q_train"].shape[0] != data["y_train"].size:
+        raise ValueError(f"{path}: Q_train and y_train disagree")
+    return data
+
+
 def _binary_outputs(task, cfg, code):
     """Cached (or freshly trained) binary outputs of one code on one split."""
-    path = _agg_dir(cfg.cache, task.dataset, task.base, task.code, task.rep) / "binary.npz"
-    if path.exists():
-        with np.load(path) as f:
-            return {k: f[k] for k in f.files}
+    path = _agg_dir(cfg, task.dataset, task.base, task.code, task.rep) / "binary.npz"
+    data = read_cached(path, _binary_file)
+    if data is not None:
+        return data
     split = make_split(_dataset(task.dataset, cfg.data_dir), task.rep, cfg.protocol)
     start = time.perf_counter()
     Q_train, Q_test, chosen = fit_tuned_binaries(
@@ -198,7 +277,7 @@ def _binary_outputs(task, cfg, code):
 
 def _run_agg(task, cfg):
     n_classes = _dataset(task.dataset, cfg.data_dir).n_classes
-    code = code_matrix(cfg.cache, task.dataset, task.code, n_classes, cfg.protocol)
+    code = code_matrix(cfg, task.dataset, task.code, n_classes)
     data = _binary_outputs(task, cfg, code)
     ctx = MethodContext(
         dataset=task.dataset,
@@ -225,7 +304,7 @@ def _run_agg(task, cfg):
             failures.append(f"method {method}:\n{traceback.format_exc()}")
             continue
         row.update(common)
-        path = _agg_dir(cfg.cache, task.dataset, task.base, task.code, task.rep) / f"{method}.json"
+        path = _agg_dir(cfg, task.dataset, task.base, task.code, task.rep) / f"{method}.json"
         _write_json(path, row)
     if failures:
         raise _MethodFailures("\n".join(failures))
@@ -263,7 +342,7 @@ def _run_direct(task, cfg):
         n_train=int(split.y_train.size),
         n_test=int(split.y_test.size),
     )
-    _write_json(_direct_dir(cfg.cache, task.dataset, task.rep) / f"{method}.json", row)
+    _write_json(_direct_dir(cfg, task.dataset, task.rep) / f"{method}.json", row)
 
 
 def _execute(task, cfg, single_thread):
@@ -317,17 +396,18 @@ def collect_rows(cfg):
         for rep in range(cfg.reps):
             for method in cfg.methods:
                 if method in DIRECT_METHODS:
-                    paths = [("", _direct_dir(cfg.cache, name, rep) / f"{method}.json", "")]
+                    paths = [("", _direct_dir(cfg, name, rep) / f"{method}.json", "")]
                 else:
                     paths = [
-                        (code, _agg_dir(cfg.cache, name, base, code, rep) / f"{method}.json", base)
+                        (code, _agg_dir(cfg, name, base, code, rep) / f"{method}.json", base)
                         for code in cfg.codes
                     ]
                 for code, path, row_base in paths:
-                    if not path.exists():
+                    cached = read_cached(path, _json_dict)
+                    if cached is None:
                         continue
                     row = {k: np.nan for k in ROW_KEYS}
-                    row.update(json.loads(path.read_text()))
+                    row.update(cached)
                     row.update(dataset=name, base=row_base, code=code, method=method, rep=rep)
                     rows.append({k: row[k] for k in ROW_KEYS})
     return rows
@@ -402,8 +482,12 @@ def _progress(total, enabled, log):
         return _LineProgress(total, lambda text: None)
     if not sys.stderr.isatty():
         return _LineProgress(total, lambda text: print(text, flush=True))
-    from tqdm.auto import tqdm
-
+    tqdm = require(
+        "tqdm.auto",
+        "the progress bar of 'convexagg reproduce'",
+        "experiments",
+        " (or pass --no-progress)",
+    ).tqdm
     return tqdm(total=total, desc="tasks", unit="task", mininterval=1.0, dynamic_ncols=True)
 
 
@@ -414,26 +498,22 @@ def run(cfg, progress=True, log=print):
     ``errors`` lists ``(task, traceback)`` for tasks that failed (their results
     are missing, everything else is kept).
     """
-    unknown = [m for m in cfg.methods if m not in AGGREGATION_METHODS and m not in DIRECT_METHODS]
-    if unknown:
-        raise ValueError(
-            f"unknown methods {unknown}; known: "
-            f"{sorted(DIRECT_METHODS) + sorted(AGGREGATION_METHODS)}."
-        )
-    bad_codes = [c for c in cfg.codes if c not in CODES]
-    if bad_codes:
-        raise ValueError(f"unknown codes {bad_codes}; choose from {CODES}.")
+    cfg.validate()
     cfg.cache.mkdir(parents=True, exist_ok=True)
     _write_json(
         cfg.cache / "protocol.json",
-        {"protocol": asdict(cfg.protocol), "fingerprint": cfg.protocol.fingerprint()},
+        {
+            "protocol": asdict(cfg.protocol),
+            "convexagg": __version__,
+            "fingerprint": cfg.protocol.fingerprint(),
+        },
     )
     info = {}
     for name in cfg.datasets:  # load once here: fail early on a missing data set
         ds = _dataset(name, cfg.data_dir)
         info[name] = (ds.X.shape[0], ds.n_classes)
         if "ecoc" in cfg.codes and any(m in AGGREGATION_METHODS for m in cfg.methods):
-            code_matrix(cfg.cache, name, "ecoc", ds.n_classes, cfg.protocol)
+            code_matrix(cfg, name, "ecoc", ds.n_classes)
     tasks, done = plan(cfg, info)
     log(
         f"{len(tasks)} tasks to run ({done} method results already cached) "
