@@ -63,7 +63,7 @@ def test_margin_learner_needs_a_margin_loss(iris):
 def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
     X, y = iris
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
-    clf = ConvexAggregationClassifier(code="ovr", cv=cv).fit(X, y)
+    clf = ConvexAggregationClassifier(code="ovr", cv=cv, ensemble=False).fit(X, y)
     insample = ConvexAggregationClassifier(code="ovr").fit(X, y)
     # the binaries are the same (refit on all data), the weights differ
     np.testing.assert_allclose(clf.predict_binary_proba(X), insample.predict_binary_proba(X))
@@ -173,3 +173,54 @@ def test_linear_binaries_name_the_one_with_nonfinite_outputs(iris):
         predict_binaries(estimators, X, "margin")
     with pytest.raises(ValueError, match="X has 3 features"):
         predict_binaries(estimators, X[:, :3], "proba")
+
+
+def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris):
+    from convexagg.binary import fold_binaries, predict_binaries
+
+    X, y = iris
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    clf = ConvexAggregationClassifier(code="ovo", cv=cv).fit(X, y)  # ensemble="auto"
+    assert clf.ensemble_ and len(clf.estimators_) == 3
+    assert all(len(member) == 3 for member in clf.estimators_)
+    splits = list(cv.split(X, y))
+    members, Q, covered = fold_binaries(
+        LogisticRegression(), X, y, clf.code_matrix_, splits, "proba"
+    )
+    assert covered.all()
+    ref = ConvexDecoder().fit(Q, y, clf.code_matrix_)
+    np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
+    P = np.mean([ref.predict_proba(predict_binaries(m, X, "proba")) for m in members], axis=0)
+    np.testing.assert_allclose(clf.predict_proba(X), P, rtol=1e-10)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[P.argmax(axis=1)])
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(P), rtol=1e-6, atol=1e-12)
+    assert np.array_equal(np.argmax(clf.decision_function(X), axis=1), P.argmax(axis=1))
+    # fit_decoder reuses the members on the rows each was not trained on: no retraining
+    weights = clf.weights_.copy()
+    clf.set_params(alpha=1e-2).fit_decoder(X, y)
+    assert clf.decoder_.alpha == 1e-2 and not np.allclose(clf.weights_, weights)
+    with pytest.raises(ValueError, match="needs the data fit was called with"):
+        clf.fit_decoder(X[:100], y[:100])
+
+
+def test_ensemble_with_in_sample_outputs_raises(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="ensemble=True applies to out-of-fold outputs only"):
+        ConvexAggregationClassifier(ensemble=True).fit(X, y)
+
+
+def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    X, y = iris
+    holdout = StratifiedShuffleSplit(1, test_size=0.3, random_state=0)
+    clf = ConvexAggregationClassifier(cv=holdout).fit(X, y)
+    ((train, test),) = holdout.split(X, y)
+    assert len(clf.estimators_) == 1  # one member, trained on the 70 %
+    from convexagg.binary import predict_binaries
+
+    Q = predict_binaries(clf.estimators_[0], X[test], "proba")
+    ref = ConvexDecoder().fit(Q, y[test], clf.code_matrix_)
+    np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
+    with pytest.raises(ValueError, match="more than one split"):
+        ConvexAggregationClassifier(cv=StratifiedShuffleSplit(3, random_state=0)).fit(X, y)

@@ -73,7 +73,7 @@ def test_random_state_seeds_randomised_binary_learners(iris):
     """A learner whose own random_state is None gets one seed per column; one the
     user seeded keeps its seed; n_jobs does not change the result."""
     X, y = iris
-    kwargs = {"code": "ovr", "cv": 3, "random_state": 0}
+    kwargs = {"code": "ovr", "cv": 3, "ensemble": False, "random_state": 0}
     forest = ExtraTreesClassifier(n_estimators=3, max_features=1)
     a = ConvexAggregationClassifier(forest, **kwargs).fit(X, y)
     b = ConvexAggregationClassifier(forest, n_jobs=2, **kwargs).fit(X, y)

@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.validation import _num_samples, validate_data
+from sklearn.utils.validation import _check_method_params, _num_samples, validate_data
 
 __all__ = [
     "ConstantBinaryPredictor",
@@ -40,6 +40,7 @@ __all__ = [
     "column_seeds",
     "fit_binaries",
     "fit_predict_binaries",
+    "fold_binaries",
     "out_of_fold_outputs",
     "predict_binaries",
 ]
@@ -52,9 +53,12 @@ class ConstantBinaryPredictor(BaseEstimator):
     its margin is the log-odds of that fraction, clipped to ``[-10, 10]``.
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         y = np.asarray(y)
-        self.p_ = float(np.mean(y == 1)) if y.size else 0.5
+        if y.size and sample_weight is not None and np.sum(sample_weight) > 0:
+            self.p_ = float(np.average(y == 1, weights=sample_weight))
+        else:
+            self.p_ = float(np.mean(y == 1)) if y.size else 0.5
         self.classes_ = np.array([0, 1])
         return self
 
@@ -67,17 +71,25 @@ class ConstantBinaryPredictor(BaseEstimator):
         return np.full(_num_samples(X), np.clip(np.log(p / (1 - p)), -10.0, 10.0))
 
 
-def binary_output_kind(estimator):
+def binary_output_kind(estimator, name="estimator"):
     """``"proba"`` if ``estimator`` has ``predict_proba``, ``"margin"`` if it has
-    ``decision_function``; otherwise a ``TypeError``."""
+    ``decision_function``; otherwise a ``TypeError`` naming it as ``name``."""
     if hasattr(estimator, "predict_proba"):
         return "proba"
     if hasattr(estimator, "decision_function"):
         return "margin"
     raise TypeError(
-        f"estimator {estimator!r} has neither predict_proba nor decision_function; "
+        f"{name} {estimator!r} has neither predict_proba nor decision_function; "
         "a binary classifier giving probabilities or scores is needed."
     )
+
+
+def _params_of(fit_params, column):
+    """Column ``column``'s fit parameters: ``fit_params`` itself, or its entry when it
+    is a list (one dict per column)."""
+    if isinstance(fit_params, list):
+        return fit_params[column]
+    return fit_params
 
 
 def _binary_problem(y, column):
@@ -128,11 +140,23 @@ def _seeded_clone(estimator, seed):
     return est
 
 
-def _fit_binary(estimator, X, y, column, seed=None):
+def _learner(estimator, column):
+    """The learner of code column ``column``: ``estimator`` itself, or its entry when it
+    is a list of learners, one per column."""
+    return estimator[column] if isinstance(estimator, (list, tuple)) else estimator
+
+
+def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None):
+    """Fit the binary problem of ``column``: a seeded clone of ``estimator`` (or
+    ``warm``, a binary fitted before, refitted in place) on the rows the column
+    uses, with the sample-aligned ``fit_params`` taken on those rows."""
     rows, target = _binary_problem(y, column)
+    params = _check_method_params(X, params=fit_params or {}, indices=rows)
     if np.unique(target).size < 2:
-        return ConstantBinaryPredictor().fit(None, target)
-    return _seeded_clone(estimator, seed).fit(X[rows], target)
+        return ConstantBinaryPredictor().fit(None, target, params.get("sample_weight"))
+    if warm is None or isinstance(warm, ConstantBinaryPredictor):
+        warm = _seeded_clone(estimator, seed)
+    return warm.fit(X[rows], target, **params)
 
 
 def _predict_binary(estimator, X, output, index=0):
@@ -229,12 +253,18 @@ def _predict_linear(estimators, X, output, indices):
     return values
 
 
-def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None):
+def _per_column(code, seeds, warm):
+    M = code.shape[1]
+    return [None] * M if seeds is None else seeds, [None] * M if warm is None else warm
+
+
+def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None, fit_params=None, warm=None):
     """Fit one clone of ``estimator`` per code column.
 
     Parameters
     ----------
-    estimator : classifier
+    estimator : classifier, or list of classifiers
+        The binary learner, or one learner per code column.
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
         Integer class indices.
@@ -244,46 +274,59 @@ def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None):
     seeds : list of int or None, default=None
         One seed per column for the clone's unset ``random_state`` parameters
         (see :func:`column_seeds`); None leaves them unset.
+    fit_params : dict or list of dict, default=None
+        Passed to every learner's ``fit`` (a list: one dict per column);
+        sample-aligned values (such as ``sample_weight``) are taken on the rows
+        of each column's problem.
+    warm : list of fitted binaries, default=None
+        One per column, refitted in place instead of fresh clones (a learner
+        with its own ``warm_start`` then continues from its previous solution).
 
     Returns
     -------
     list of fitted estimators, one per column.
     """
     _warn_one_sided(y, code)
-    seeds = [None] * code.shape[1] if seeds is None else seeds
+    seeds, warm = _per_column(code, seeds, warm)
     return Parallel(n_jobs=n_jobs)(
-        delayed(_fit_binary)(estimator, X, y, code[:, l], seeds[l]) for l in range(code.shape[1])
+        delayed(_fit_binary)(
+            _learner(estimator, l), X, y, code[:, l], seeds[l], _params_of(fit_params, l), warm[l]
+        )
+        for l in range(code.shape[1])
     )
 
 
-def _fit_predict_binary_all(estimator, X, y, column, output, seed, index):
-    est = _fit_binary(estimator, X, y, column, seed)
+def _fit_predict_binary_all(estimator, X, y, column, output, seed, index, fit_params, warm):
+    est = _fit_binary(estimator, X, y, column, seed, fit_params, warm)
     return est, _predict_binary(est, X, output, index)
 
 
-def fit_predict_binaries(estimator, X, y, code, output, n_jobs=None, seeds=None):
+def fit_predict_binaries(
+    estimator, X, y, code, output, n_jobs=None, seeds=None, fit_params=None, warm=None
+):
     """:func:`fit_binaries`, and each binary's outputs on all of ``X``, in one pass.
 
     One parallel task per column fits the clone and predicts the training rows
     while it has them, so the estimators and ``X`` are not shipped to the
     workers a second time (the paper's protocol: the weights are fitted on the
-    binaries' outputs on their own training data).
-
-    seeds : list of int or None, default=None
-        As in :func:`fit_binaries`.
+    binaries' outputs on their own training data). The other parameters are
+    those of :func:`fit_binaries`.
 
     Returns
     -------
     estimators : list of fitted estimators, one per column
     Q : ndarray of shape (n_samples, n_classifiers)
     """
-    if _is_linear_class(type(estimator), output):  # they predict faster together
-        estimators = fit_binaries(estimator, X, y, code, n_jobs=n_jobs, seeds=seeds)
+    learners = [_learner(estimator, l) for l in range(code.shape[1])]
+    if all(_is_linear_class(type(est), output) for est in learners):  # they predict faster together
+        estimators = fit_binaries(estimator, X, y, code, n_jobs, seeds, fit_params, warm)
         return estimators, predict_binaries(estimators, X, output, n_jobs=n_jobs)
     _warn_one_sided(y, code)
-    seeds = [None] * code.shape[1] if seeds is None else seeds
+    seeds, warm = _per_column(code, seeds, warm)
     pairs = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_predict_binary_all)(estimator, X, y, code[:, l], output, seeds[l], l)
+        delayed(_fit_predict_binary_all)(
+            learners[l], X, y, code[:, l], output, seeds[l], l, _params_of(fit_params, l), warm[l]
+        )
         for l in range(code.shape[1])
     )
     estimators = [est for est, _ in pairs]
@@ -315,37 +358,102 @@ def predict_binaries(estimators, X, output, n_jobs=None):
     return Q
 
 
-def _fit_predict_binary(estimator, X, y, column, train, test, output, seed, index):
-    est = _fit_binary(estimator, X[train], y[train], column, seed)
-    return _predict_binary(est, X[test], output, index)
+def _fold_binary(estimator, X, y, column, train, test, output, seed, index, fit_params, keep):
+    """Fit column ``index``'s binary on the fold's ``train`` rows, predict its ``test``
+    rows: ``(binary or None, outputs)``."""
+    params = _check_method_params(X, params=fit_params or {}, indices=train)
+    est = _fit_binary(estimator, X[train], y[train], column, seed, params)
+    return (est if keep else None), _predict_binary(est, X[test], output, index)
 
 
-def out_of_fold_outputs(estimator, X, y, code, cv, output, n_jobs=None, seeds=None):
+def fold_binaries(
+    estimator, X, y, code, splits, output, n_jobs=None, seeds=None, fit_params=None, keep=True
+):
+    """Binaries trained on each fold's training rows, and their outputs on its test rows.
+
+    Parameters
+    ----------
+    splits : list of (train, test) index arrays
+        A row may be in at most one test part; rows in none get no output.
+    keep : bool, default=True
+        Return the fitted binaries (an ensemble member per fold), not only the outputs.
+    estimator, X, y, code, output, n_jobs, seeds, fit_params
+        As in :func:`fit_predict_binaries`; column ``l`` gets the same seed in
+        every fold.
+
+    Returns
+    -------
+    members : list of lists of fitted binaries, one list per fold (None without ``keep``)
+    Q : ndarray of shape (n_samples, n_classifiers)
+        Out-of-fold outputs (zeros on rows that are in no test part).
+    covered : ndarray of bool, shape (n_samples,)
+        The rows with an output.
+    """
+    n = _num_samples(X)
+    covered = np.zeros(n, dtype=bool)
+    for f, (train, test) in enumerate(splits):
+        if covered[test].any():
+            raise ValueError(
+                "the cross-validation splits put a sample in the test part of more than one "
+                "split; the out-of-fold outputs need each sample at most once (a KFold-like "
+                "partition or a single held-out part)."
+            )
+        covered[test] = True
+        _warn_one_sided(y[train], code, where=f" in cross-validation fold {f}")
+    M = code.shape[1]
+    seeds = [None] * M if seeds is None else seeds
+    results = Parallel(n_jobs=n_jobs)(
+        delayed(_fold_binary)(
+            _learner(estimator, l),
+            X,
+            y,
+            code[:, l],
+            train,
+            test,
+            output,
+            seeds[l],
+            l,
+            _params_of(fit_params, l),
+            keep,
+        )
+        for train, test in splits
+        for l in range(M)
+    )
+    Q = np.zeros((n, M))
+    members = [] if keep else None
+    for f, (_, test) in enumerate(splits):
+        fold = results[f * M : (f + 1) * M]
+        for l, (_, column) in enumerate(fold):
+            Q[test, l] = column
+        if keep:
+            members.append([est for est, _ in fold])
+    return members, Q, covered
+
+
+def out_of_fold_outputs(
+    estimator, X, y, code, cv, output, n_jobs=None, seeds=None, fit_params=None
+):
     """Binary outputs of every sample from binaries trained without its fold.
 
     Parameters
     ----------
     cv : cross-validation splitter
-        Already checked (``sklearn.model_selection.check_cv``).
-    seeds : list of int or None, default=None
-        As in :func:`fit_binaries`; column ``l`` gets the same seed in every fold.
+        Already checked (``sklearn.model_selection.check_cv``); a partition of
+        the rows (every row in exactly one test part).
+    estimator, X, y, code, output, n_jobs, seeds, fit_params
+        As in :func:`fold_binaries`.
 
     Returns
     -------
     Q : ndarray of shape (n_samples, n_classifiers)
     """
     splits = list(cv.split(X, y))
-    for f, (train, _) in enumerate(splits):
-        _warn_one_sided(y[train], code, where=f" in cross-validation fold {f}")
-    M = code.shape[1]
-    seeds = [None] * M if seeds is None else seeds
-    columns = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_predict_binary)(estimator, X, y, code[:, l], train, test, output, seeds[l], l)
-        for train, test in splits
-        for l in range(M)
+    _, Q, covered = fold_binaries(
+        estimator, X, y, code, splits, output, n_jobs, seeds, fit_params, keep=False
     )
-    Q = np.empty((_num_samples(X), M))
-    for f, (_, test) in enumerate(splits):
-        for l in range(M):
-            Q[test, l] = columns[f * M + l]
+    if not covered.all():
+        raise ValueError(
+            f"cv left {int((~covered).sum())} samples out of every test part; out-of-fold "
+            "outputs need a splitter that partitions the samples (KFold-like)."
+        )
     return Q

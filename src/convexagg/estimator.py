@@ -3,30 +3,40 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from inspect import signature
 from numbers import Integral
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import check_cv
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    _num_samples,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from ._dask import is_dask_array, map_row_blocks
-from ._utils import restore_on_failure
-from .binary import (
-    binary_output_kind,
-    column_seeds,
-    fit_binaries,
-    fit_predict_binaries,
-    out_of_fold_outputs,
-    predict_binaries,
+from ._training import (
+    Problem,
+    Training,
+    check_learners,
+    fit_parameters,
+    member_outputs,
+    out_of_fold,
+    routing,
+    train,
 )
+from ._utils import restore_on_failure
+from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, make_code
 from .decoders import ConvexDecoder
 
@@ -99,18 +109,6 @@ def _decoder_has(attr):
     return check
 
 
-@dataclass
-class _Problem:
-    """What every fit path prepares from ``(X, y)`` before training anything."""
-
-    X: object
-    y: np.ndarray  # class indices
-    classes: np.ndarray
-    code: np.ndarray
-    seeds: list  # one per code column (None entries: the learners' own seeding)
-    output: str  # "proba" or "margin"
-
-
 class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Multiclass classifier from binary classifiers, a code matrix and a decoder.
 
@@ -121,12 +119,14 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier, or list of fitted binary classifiers, default=None
+    estimator : classifier, or list of classifiers, default=None
         Binary learner, cloned for each column; ``LogisticRegression()`` when
-        None. Its outputs are ``predict_proba`` if it has one, else
-        ``decision_function`` margins. With ``cv="prefit"``: one fitted binary
-        classifier per code column, trained with the positive side as its larger
-        class label (``1`` or ``True``).
+        None. A list holds one learner per code column (a different learner
+        per binary problem, as MATLAB's ``fitcecoc`` allows), or, with
+        ``cv="prefit"``, one fitted binary classifier per column, trained with
+        the positive side as its larger class label (``1`` or ``True``). The
+        outputs are ``predict_proba`` if every learner has one, else
+        ``decision_function`` margins.
     code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or array-like, \
 default="ovo"
         Code matrix or its name; see :func:`convexagg.codes.make_code`. An array
@@ -138,9 +138,15 @@ default="ovo"
     cv : int, cross-validation generator, iterable, "prefit" or None, default=None
         Which binary outputs the decoder is fitted on. None: the outputs of the
         binaries on their own training data (the paper's protocol). An int or
-        splitter: out-of-fold outputs (the binaries are then refitted on all
-        data, as in ``CalibratedClassifierCV``). "prefit": ``estimator`` holds
-        already-fitted binaries and only the decoder is fitted.
+        splitter: out-of-fold outputs (see ``ensemble``). "prefit":
+        ``estimator`` holds already-fitted binaries and only the decoder is
+        fitted.
+    ensemble : bool or "auto", default="auto"
+        With out-of-fold outputs: keep the binaries of every fold and average
+        the members' predictions (``True``, as ``CalibratedClassifierCV`` does:
+        the test-time outputs come from the models whose outputs the decoder
+        was fitted on), or refit the binaries on all rows (``False``). "auto"
+        is True. Setting it with ``cv=None`` or ``"prefit"`` raises.
     n_jobs : int, default=None
         Jobs for training and predicting the binaries (joblib). Under
         ``joblib.parallel_config(backend="dask")`` (with a ``distributed``
@@ -153,9 +159,23 @@ default="ovo"
     verbose : int, default=0
         ``> 0``: one line per stage of ``fit`` (and the decoder's per-iteration
         lines, for decoders with ``verbose``).
+    warm_start : bool, default=False
+        Refit reusing the previous fit when the classes and the code are the
+        same: its binaries are refitted in place rather than cloned afresh (a
+        learner's own ``warm_start`` then continues from its solution), and a
+        decoder with ``warm_start`` starts from its previous solution. Binaries
+        fitted per fold are always fresh.
 
     Notes
     -----
+    Sample weights (``fit(X, y, sample_weight=...)``) weight the binary
+    learners' fits (each on the rows of its problem) and the decoder's
+    training criterion. With scikit-learn's metadata routing enabled, the
+    estimator is a router: fit parameters the learners request reach them
+    (``learner.set_fit_request(sample_weight=True)``), ``groups`` and the
+    like reach the splitter, and ``sample_weight`` still weights the
+    aggregation.
+
     Dask (``pip install convexagg[dask]``): ``fit`` takes in-memory ``X`` and
     trains the binaries on a cluster under the joblib ``"dask"`` backend.
     ``predict_binary_proba``, ``predict_proba``, ``decision_function`` and
@@ -169,6 +189,7 @@ default="ovo"
     classes_ : ndarray of shape (n_classes,)
     code_matrix_ : ndarray of shape (n_classes, n_classifiers)
     estimators_ : list of fitted binary classifiers
+        One per code column; with an ensemble, one such list per fold.
     decoder_ : fitted decoder
     binary_output_ : {"proba", "margin"}
     n_features_in_ : int
@@ -181,9 +202,11 @@ default="ovo"
         "code": [StrOptions(set(CODE_NAMES)), "array-like"],
         "decoder": [HasMethods(["fit"]), None],
         "cv": ["cv_object", StrOptions({"prefit"})],
+        "ensemble": ["boolean", StrOptions({"auto"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
     }
 
     def __init__(
@@ -193,17 +216,21 @@ default="ovo"
         code="ovo",
         decoder=None,
         cv=None,
+        ensemble="auto",
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
     ):
         self.estimator = estimator
         self.code = code
         self.decoder = decoder
         self.cv = cv
+        self.ensemble = ensemble
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     def _make_decoder(self):
         decoder = ConvexDecoder() if self.decoder is None else clone(self.decoder)
@@ -211,9 +238,12 @@ default="ovo"
             decoder.set_params(verbose=self.verbose)
         return decoder
 
-    def _base_estimator(self):
-        if self.estimator is None or isinstance(self.estimator, (list, tuple)):
+    def _learners(self):
+        """The learner, or the list of per-column learners (or fitted binaries)."""
+        if self.estimator is None:
             return LogisticRegression()
+        if isinstance(self.estimator, tuple):
+            return list(self.estimator)
         return self.estimator
 
     def _log(self, message):
@@ -222,15 +252,35 @@ default="ovo"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        learners = self._learners()
+        learners = learners if isinstance(learners, list) else [learners]
         try:
-            base = get_tags(self._base_estimator())
+            learner_tags = [get_tags(est) for est in learners if hasattr(est, "fit")]
         except AttributeError:  # not a scikit-learn estimator: fit names what it lacks
             return tags
-        tags.input_tags.sparse = base.input_tags.sparse
-        tags.input_tags.allow_nan = base.input_tags.allow_nan
+        tags.input_tags.sparse = all(t.input_tags.sparse for t in learner_tags)
+        tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in learner_tags)
         return tags
 
-    # -- the fit skeleton: validation, seeds, outputs; fit, fit_decoder and the CV fit --
+    def get_metadata_routing(self):
+        """Get the metadata routing of this object.
+
+        The estimator consumes ``sample_weight`` itself (the aggregation's
+        criterion) and routes ``fit`` parameters to its binary learners' ``fit``
+        (and to the splitter's ``split`` with out-of-fold outputs); see
+        scikit-learn's :ref:`User Guide <metadata_routing>`.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            A :class:`~sklearn.utils.metadata_routing.MetadataRouter` encapsulating
+            the routing information.
+        """
+        learners = self._learners()
+        n_columns = len(learners) if isinstance(learners, list) else 1
+        return routing(self, learners, n_columns, self.cv)
+
+    # -- the fit skeleton: validation, seeds, fit parameters; fit, fit_decoder, the CV fit --
 
     def _validate_X(self, X, y="no_validation", reset=True):
         """``validate_data`` with NaN allowed only where the binary learner takes it."""
@@ -258,32 +308,6 @@ default="ovo"
             )
         return X, encoder.transform(y), classes
 
-    def _prefit_binaries(self, code):
-        """The given fitted binaries, checked, and the output kind they share."""
-        estimators = list(self.estimator) if isinstance(self.estimator, (list, tuple)) else None
-        if estimators is None or len(estimators) != code.shape[1]:
-            raise ValueError(
-                "with cv='prefit', estimator must be a list of fitted binary classifiers, "
-                f"one per code column ({code.shape[1]}); got {self.estimator!r}."
-            )
-        for l, est in enumerate(estimators):
-            binary_output_kind(est)  # TypeError naming the estimator
-            check_is_fitted(est)
-            n_classes = len(getattr(est, "classes_", ()))
-            if n_classes != 2:
-                raise ValueError(
-                    f"with cv='prefit', estimator[{l}] must be a fitted binary classifier "
-                    f"(classes_ of length 2); it has {n_classes} classes."
-                )
-        if all(hasattr(est, "predict_proba") for est in estimators):
-            return estimators, "proba"
-        if all(hasattr(est, "decision_function") for est in estimators):
-            return estimators, "margin"
-        raise TypeError(
-            "with cv='prefit', the binary classifiers must all have predict_proba or all "
-            "have decision_function; they mix the two."
-        )
-
     @staticmethod
     def _check_decoder(decoder, output):
         """Fail fast: the decoder's parameters are valid and it takes ``output``."""
@@ -292,57 +316,91 @@ default="ovo"
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
-    def _problem(self, X, y, decoder):
-        """Validate ``X`` and ``y``, build the code and the per-column seeds, and check
-        the decoder against the binaries' output kind: everything before training."""
+    def _ensembled(self):
+        """Whether out-of-fold binaries are kept as an ensemble (``ensemble`` resolved)."""
+        if self.cv is None or self.cv == "prefit":
+            if self.ensemble != "auto":
+                raise ValueError(
+                    f"ensemble={self.ensemble!r} applies to out-of-fold outputs only; "
+                    f"cv={self.cv!r} has none."
+                )
+            return False
+        return self.ensemble in ("auto", True)
+
+    def _problem(self, X, y, decoder, sample_weight=None, fit_params=None):
+        """Validate ``X``, ``y`` and the learners, build the code, the per-column
+        seeds and fit parameters, and check the decoder against the binaries'
+        output kind: everything before training anything."""
+        self._ensembled()
         X, y_enc, classes = self._validate_training_data(X, y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
         # One generator for the code and the binaries' seeds: a seed fixes both.
         rng = None if self.random_state is None else check_random_state(self.random_state)
         code = make_code(self.code, classes.size, random_state=rng)
-        if self.cv == "prefit":
-            output = self._prefit_binaries(code)[1]
-        else:
-            output = binary_output_kind(self._base_estimator())
-        self._check_decoder(decoder, output)  # before any binary is trained
-        seeds = column_seeds(rng, code.shape[1])
-        return _Problem(X, y_enc, classes, code, seeds, output)
-
-    def _train_outputs(self, p, estimators=None):
-        """``(estimators, Q)``: the binaries and the outputs the decoder is fitted on.
-
-        ``cv=None``: the binaries' outputs on their own training rows; a splitter:
-        out-of-fold outputs (fold models seeded like the final ones); ``"prefit"``:
-        the given binaries' outputs. ``estimators``: already-trained binaries
-        (``fit_decoder``), trained here when None.
-        """
-        base = self._base_estimator()
-        if self.cv == "prefit":
-            estimators = self._prefit_binaries(p.code)[0] if estimators is None else estimators
-            return estimators, predict_binaries(estimators, p.X, p.output, n_jobs=self.n_jobs)
-        if self.cv is None:
-            if estimators is not None:
-                return estimators, predict_binaries(estimators, p.X, p.output, n_jobs=self.n_jobs)
-            self._log(f"training {p.code.shape[1]} binary classifiers")
-            return fit_predict_binaries(
-                base, p.X, p.y, p.code, p.output, n_jobs=self.n_jobs, seeds=p.seeds
+        prefit = self.cv == "prefit"
+        if prefit and not isinstance(self.estimator, (list, tuple)):
+            raise ValueError(
+                "with cv='prefit', estimator must be a list of fitted binary classifiers, "
+                f"one per code column ({code.shape[1]}); got {self.estimator!r}."
             )
-        cv = check_cv(self.cv, p.y, classifier=True)
-        self._log(f"out-of-fold outputs: {cv.get_n_splits(p.X, p.y)} folds x {p.code.shape[1]}")
-        Q = out_of_fold_outputs(
-            base, p.X, p.y, p.code, cv, p.output, n_jobs=self.n_jobs, seeds=p.seeds
+        learners, output = check_learners(self._learners(), code.shape[1], prefit)
+        self._check_decoder(decoder, output)  # before any binary is trained
+        learner_params, split_params = fit_parameters(
+            self, learners, code.shape[1], sample_weight, fit_params or {}, _routing_enabled()
         )
-        if estimators is None:
-            self._log(f"training {p.code.shape[1]} binary classifiers on all rows")
-            estimators = fit_binaries(base, p.X, p.y, p.code, n_jobs=self.n_jobs, seeds=p.seeds)
-        return estimators, Q
+        seeds = column_seeds(rng, code.shape[1])
+        return Problem(
+            X, y_enc, classes, code, seeds, output, sample_weight, learner_params, split_params
+        )
 
-    def _fit_decoder(self, decoder, Q, p):
+    def _warm_binaries(self, p):
+        """The previous fit's binaries to refit in place, with ``warm_start`` and the
+        same classes and code (None otherwise)."""
+        if not (self.warm_start and hasattr(self, "estimators_")):
+            return None
+        same = np.array_equal(self.classes_, p.classes) and np.array_equal(
+            self.code_matrix_, p.code
+        )
+        return self.estimators_ if same and not getattr(self, "ensemble_", False) else None
+
+    def _warm_decoder(self, decoder, p):
+        """``decoder`` starting from the previous fit's solution, where it can."""
+        previous = getattr(self, "decoder_", None)
+        warmable = "warm_start" in decoder.get_params(deep=False)
+        if not (self.warm_start and warmable and type(previous) is type(decoder)):
+            return decoder
+        warm = copy.deepcopy(previous)  # the fitted state; the new parameters
+        return warm.set_params(**{**decoder.get_params(deep=False), "warm_start": True})
+
+    def _fit_decoder(self, decoder, training, p):
+        """Fit ``decoder`` on the training outputs (the rows that have one)."""
+        Q, rows = training.Q[training.rows], training.rows
         self._log(f"fitting {type(decoder).__name__} on {Q.shape[0]} x {Q.shape[1]} outputs")
-        return decoder.fit(Q, p.y, p.code, output=p.output)
+        kwargs = {}
+        if p.sample_weight is not None:
+            if "sample_weight" not in signature(decoder.fit).parameters:
+                raise TypeError(
+                    f"sample_weight was given but the decoder {type(decoder).__name__} does "
+                    "not take sample weights in fit."
+                )
+            kwargs["sample_weight"] = p.sample_weight[rows]
+        return decoder.fit(Q, p.y[rows], p.code, output=p.output, **kwargs)
+
+    def _train(self, p, warm=None):
+        return train(
+            p,
+            check_learners(self._learners(), p.code.shape[1], self.cv == "prefit")[0],
+            self.cv,
+            self._ensembled(),
+            self.n_jobs,
+            self._log,
+            warm,
+        )
 
     @_fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None, **fit_params):
         """Encode, train the binary classifiers, and fit the decoder.
 
         Parameters
@@ -351,6 +409,12 @@ default="ovo"
             Training samples.
         y : array-like of shape (n_samples,)
             Class labels of any sortable type.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples: passed to every binary learner on the rows
+            of its problem, and weighting the decoder's training criterion.
+        **fit_params : dict
+            Further parameters for the binary learners' ``fit`` (and the
+            splitter's ``split``), only under metadata routing, as requested.
 
         Returns
         -------
@@ -364,21 +428,28 @@ default="ovo"
             if it raises, the estimator is left exactly as it was before.
         """
         decoder = self._make_decoder()
-        p = self._problem(X, y, decoder)
-        estimators, Q = self._train_outputs(p)
-        self._set_fitted(p, estimators, self._fit_decoder(decoder, Q, p))
+        p = self._problem(X, y, decoder, sample_weight, fit_params)
+        training = self._train(p, warm=self._warm_binaries(p))
+        decoder = self._fit_decoder(self._warm_decoder(decoder, p), training, p)
+        self._set_fitted(p, training, decoder)
         return self
 
-    def _set_fitted(self, p, estimators, decoder):
+    def _set_fitted(self, p, training, decoder):
         """Attributes are set only once everything has succeeded."""
         self.classes_ = p.classes
         self.code_matrix_ = p.code
-        self.estimators_ = estimators
+        self.ensemble_ = training.tests is not None
+        self.estimators_ = training.members if self.ensemble_ else training.members[0]
         self.binary_output_ = p.output
         self.decoder_ = decoder
         self._column_seeds = p.seeds
+        self._fold_tests = training.tests
 
-    def _refit_problem(self, X, y):
+    def _members(self):
+        """The fitted binaries, one list per ensemble member."""
+        return self.estimators_ if self.ensemble_ else [self.estimators_]
+
+    def _refit_problem(self, X, y, sample_weight=None):
         """The training problem of ``fit_decoder``: the fitted code, classes and seeds."""
         check_is_fitted(self)
         self._validate_params()
@@ -389,12 +460,25 @@ default="ovo"
         unknown = np.setdiff1d(y, self.classes_)
         if unknown.size:
             raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
         y_enc = np.searchsorted(self.classes_, y)
-        seeds = getattr(self, "_column_seeds", [None] * self.code_matrix_.shape[1])
-        return _Problem(X, y_enc, self.classes_, self.code_matrix_, seeds, self.binary_output_)
+        M = self.code_matrix_.shape[1]
+        seeds = getattr(self, "_column_seeds", [None] * M)
+        learner_params = [{} if sample_weight is None else {"sample_weight": sample_weight}] * M
+        return Problem(
+            X,
+            y_enc,
+            self.classes_,
+            self.code_matrix_,
+            seeds,
+            self.binary_output_,
+            sample_weight,
+            learner_params,
+        )
 
     @restore_on_failure
-    def fit_decoder(self, X, y):
+    def fit_decoder(self, X, y, sample_weight=None):
         """Refit only the decoder, on the binaries already trained.
 
         Swap the aggregation method of a fitted classifier without retraining
@@ -407,9 +491,10 @@ default="ovo"
         :class:`ConvexAggregationClassifier`, its ``alpha`` / ``loss`` / ...)
         is cloned and fitted on the binary outputs of ``X`` chosen by ``cv`` as
         in :meth:`fit`: those of ``estimators_`` (``cv=None`` or ``"prefit"``),
-        or out-of-fold outputs (``cv`` a splitter: fold models are trained for
-        the outputs, seeded as in ``fit``; ``estimators_`` stay as they are).
-        ``estimators_``, ``code_matrix_`` and ``classes_`` are not changed.
+        the ensemble members' outputs on the rows each was not trained on
+        (``X`` must then be the data of ``fit``), or out-of-fold outputs of new
+        fold models (``ensemble=False``; seeded as in ``fit``). ``estimators_``,
+        ``code_matrix_`` and ``classes_`` are not changed.
 
         Parameters
         ----------
@@ -417,17 +502,35 @@ default="ovo"
             Normally the data ``fit`` was called with.
         y : array-like of shape (n_samples,)
             Labels, all among ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples in the decoder's criterion (and in the fold
+            models' fits).
 
         Returns
         -------
         self : object
             The classifier with its new decoder.
         """
-        p = self._refit_problem(X, y)
+        p = self._refit_problem(X, y, sample_weight)
         decoder = self._make_decoder()
         self._check_decoder(decoder, p.output)
-        _, Q = self._train_outputs(p, estimators=self.estimators_)
-        self.decoder_ = self._fit_decoder(decoder, Q, p)
+        if self.ensemble_:
+            if p.X.shape[0] != sum(len(t) for t in self._fold_tests):
+                raise ValueError(
+                    "with an ensemble, fit_decoder needs the data fit was called with (each "
+                    f"member's outputs on the rows it was not trained on); got {p.X.shape[0]} "
+                    "samples."
+                )
+            Q = member_outputs(self.estimators_, self._fold_tests, p.X, p.output, self.n_jobs)
+            training = Training(self.estimators_, Q, slice(None))
+        elif self.cv is None or self.cv == "prefit":
+            Q = predict_binaries(self.estimators_, p.X, p.output, n_jobs=self.n_jobs)
+            training = Training([self.estimators_], Q, slice(None))
+        else:  # new fold models for the outputs; estimators_ stay as they are
+            learners = check_learners(self._learners(), p.code.shape[1], False)[0]
+            _, Q, rows, _ = out_of_fold(p, learners, self.cv, self.n_jobs, keep=False)
+            training = Training([self.estimators_], Q, rows)
+        self.decoder_ = self._fit_decoder(decoder, training, p)
         return self
 
     # -- prediction ------------------------------------------------------------------------
@@ -444,13 +547,22 @@ default="ovo"
         -------
         Q : ndarray of shape (n_samples, n_classifiers)
             Probabilities of each column's positive side, or margins when the
-            binary learner has no ``predict_proba`` (see ``binary_output_``).
+            binary learner has no ``predict_proba`` (see ``binary_output_``);
+            with an ensemble, the mean over its members.
         """
         check_is_fitted(self)
+        n_columns = self.code_matrix_.shape[1]
         if is_dask_array(X):
-            return self._map_dask(X, "predict_binary_proba", len(self.estimators_), np.float64)
+            return self._map_dask(X, "predict_binary_proba", n_columns, np.float64)
+        return np.mean(self._member_outputs(X), axis=0)
+
+    def _member_outputs(self, X):
+        """Every ensemble member's binary outputs on ``X`` (validated here)."""
         X = self._validate_X(X, reset=False)
-        return predict_binaries(self.estimators_, X, self.binary_output_, n_jobs=self.n_jobs)
+        return [
+            predict_binaries(member, X, self.binary_output_, n_jobs=self.n_jobs)
+            for member in self._members()
+        ]
 
     def _map_dask(self, X, method, n_columns, dtype):
         """Lazy ``method`` over the row blocks of the Dask array ``X``."""
@@ -460,6 +572,14 @@ default="ovo"
                 f"{self.n_features_in_} features as input."
             )
         return map_row_blocks(_BlockMethod(self, method), X, n_columns, dtype)
+
+    def _log_proba(self, X):
+        """Log of the class probabilities: the decoder's on each member's outputs,
+        averaged over the members in probability (computed stably)."""
+        logs = [self.decoder_.predict_log_proba(Q) for Q in self._member_outputs(X)]
+        if len(logs) == 1:
+            return logs[0]
+        return logsumexp(np.stack(logs), axis=0) - np.log(len(logs))
 
     @available_if(_decoder_has("predict_proba"))
     def predict_proba(self, X):
@@ -473,13 +593,15 @@ default="ovo"
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``; rows sum to 1.
+            Columns in the order of ``classes_``; rows sum to 1. With an
+            ensemble, the mean of its members' probabilities.
         """
+        check_is_fitted(self)
         if is_dask_array(X):
-            check_is_fitted(self)
             return self._map_dask(X, "predict_proba", len(self.classes_), np.float64)
-        Q = self.predict_binary_proba(X)  # checks that the estimator is fitted
-        return self.decoder_.predict_proba(Q)
+        if not hasattr(self.decoder_, "predict_log_proba"):
+            return np.mean([self.decoder_.predict_proba(Q) for Q in self._member_outputs(X)], 0)
+        return np.exp(self._log_proba(X))
 
     @available_if(_decoder_has("predict_log_proba"))
     def predict_log_proba(self, X):
@@ -495,11 +617,17 @@ default="ovo"
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
+        check_is_fitted(self)
         if is_dask_array(X):
-            check_is_fitted(self)
             return self._map_dask(X, "predict_log_proba", len(self.classes_), np.float64)
-        Q = self.predict_binary_proba(X)
-        return self.decoder_.predict_log_proba(Q)
+        return self._log_proba(X)
+
+    def _scores(self, X):
+        """The decoder's scores, ``(n_samples, n_classes)``: for an ensemble, the log of
+        the mean probabilities (decoders with probabilities) or the mean scores."""
+        if self.ensemble_ and hasattr(self.decoder_, "predict_log_proba"):
+            return self._log_proba(X)
+        return np.mean([self.decoder_.decision_function(Q) for Q in self._member_outputs(X)], 0)
 
     @available_if(_decoder_has("decision_function"))
     def decision_function(self, X):
@@ -514,14 +642,14 @@ default="ovo"
         -------
         scores : ndarray of shape (n_samples, n_classes) or (n_samples,)
             ``(n_samples,)`` for two classes (positive means ``classes_[1]``), as
-            in scikit-learn.
+            in scikit-learn. With an ensemble and a decoder with probabilities:
+            the log of the members' mean probability.
         """
+        check_is_fitted(self)
         if is_dask_array(X):
-            check_is_fitted(self)
             n_columns = None if len(self.classes_) == 2 else len(self.classes_)
             return self._map_dask(X, "decision_function", n_columns, np.float64)
-        Q = self.predict_binary_proba(X)
-        scores = self.decoder_.decision_function(Q)
+        scores = self._scores(X)
         if scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
         return scores
@@ -540,11 +668,12 @@ default="ovo"
         labels : ndarray of shape (n_samples,)
             Elements of ``classes_``.
         """
+        check_is_fitted(self)
         if is_dask_array(X):
-            check_is_fitted(self)
             return self._map_dask(X, "predict", None, self.classes_.dtype)
-        Q = self.predict_binary_proba(X)
-        return self.classes_[self.decoder_.predict(Q)]
+        if not self.ensemble_:
+            return self.classes_[self.decoder_.predict(self.predict_binary_proba(X))]
+        return self.classes_[np.argmax(self._scores(X), axis=1)]
 
 
 def _shared_decoder_parameters(estimator_cls):
@@ -576,12 +705,18 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         ``1e-4``, ``"cross_entropy"``, ``"l2"``, None, False, ``"auto"``).
     cv : int, cross-validation generator, iterable, "prefit" or None, default=None
         Which binary outputs the weights are fitted on; see :class:`CodeMatrixClassifier`.
+    ensemble : bool or "auto", default="auto"
+        With out-of-fold outputs, keep the fold binaries as an ensemble; see
+        :class:`CodeMatrixClassifier`.
     n_jobs : int, default=None
         Jobs for training and predicting the binaries (joblib).
     random_state : int, RandomState instance or None, default=None
         Seeds random codes and the binary learners.
     verbose : int, default=0
         Progress lines for the stages of ``fit`` and the solver's iterations.
+    warm_start : bool, default=False
+        Refit from the previous fit's binaries and weights; see
+        :class:`CodeMatrixClassifier`.
     tol, max_iter, newton, dtype, init : deprecated
         The solver settings of version 0.1, as in :class:`ConvexDecoder`.
 
@@ -618,9 +753,11 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         fit_intercept=False,
         solver="auto",
         cv=None,
+        ensemble="auto",
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
         tol="deprecated",
         max_iter="deprecated",
         newton="deprecated",
@@ -636,9 +773,11 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.cv = cv
+        self.ensemble = ensemble
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
         self.tol = tol
         self.max_iter = max_iter
         self.newton = newton

@@ -9,8 +9,10 @@ from sklearn.base import _fit_context, clone
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
+from ._training import check_learners, subproblem
+from ._training import train as train_binaries
 from ._utils import restore_on_failure
-from .binary import fit_predict_binaries, predict_binaries
+from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
 
@@ -126,9 +128,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         fit_intercept=False,
         solver="auto",
         cv=None,
+        ensemble="auto",
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
         tol="deprecated",
         max_iter="deprecated",
         newton="deprecated",
@@ -144,9 +148,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             fit_intercept=fit_intercept,
             solver=solver,
             cv=cv,
+            ensemble=ensemble,
             n_jobs=n_jobs,
             random_state=random_state,
             verbose=verbose,
+            warm_start=warm_start,
             tol=tol,
             max_iter=max_iter,
             newton=newton,
@@ -175,20 +181,15 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     def _fold_outputs(self, p, train, val):
         """Outputs on a fold's training and held-out rows of binaries trained on its
         training rows (``cv=None``: the paper's in-sample protocol, honestly validated)."""
-        estimators, Q_train = fit_predict_binaries(
-            self._base_estimator(),
-            p.X[train],
-            p.y[train],
-            p.code,
-            p.output,
-            n_jobs=self.n_jobs,
-            seeds=p.seeds,
-        )
-        return Q_train, predict_binaries(estimators, p.X[val], p.output, n_jobs=self.n_jobs)
+        fold = subproblem(p, train)
+        learners = check_learners(self._learners(), p.code.shape[1], False)[0]
+        training = train_binaries(fold, learners, None, False, self.n_jobs, self._log)
+        members = training.members[0]
+        return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
 
     @_fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None, **fit_params):
         """Choose ``alpha`` by cross-validation, then fit on all data.
 
         Parameters
@@ -197,6 +198,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             Training samples.
         y : array-like of shape (n_samples,)
             Class labels of any sortable type.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples, in the binaries' fits, the aggregation's
+            criterion and the validation log-loss.
+        **fit_params : dict
+            Further parameters for the binary learners (metadata routing only).
 
         Returns
         -------
@@ -205,35 +211,40 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         """
         decoder = self._make_decoder().with_solver_resolved()  # 0.1 keywords warn once
         alphas = self._alpha_grid()
-        p = self._problem(X, y, decoder)
-        folds = list(check_cv(self.alpha_cv, p.y, classifier=True).split(p.X, p.y))
+        p = self._problem(X, y, decoder, sample_weight, fit_params)
         if self.cv is not None:  # out-of-fold (or prefit) outputs, once
-            estimators, Q = self._train_outputs(p)
+            training = self._train(p)
+        rows = np.arange(p.y.size)[training.rows] if self.cv is not None else np.arange(p.y.size)
+        folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
+        sw = p.sample_weight
         scores = []
-        for f, (train, val) in enumerate(folds):
+        for f, (train_part, val_part) in enumerate(folds):
+            fit_rows, val_rows = rows[train_part], rows[val_part]
             if self.cv is None:
-                Q_train, Q_val = self._fold_outputs(p, train, val)
+                Q_train, Q_val = self._fold_outputs(p, fit_rows, val_rows)
             else:
-                Q_train, Q_val = Q[train], Q[val]
+                Q_train, Q_val = training.Q[fit_rows], training.Q[val_rows]
             path = regularization_path(
                 Q_train,
-                p.y[train],
+                p.y[fit_rows],
                 p.code,
                 alphas,
                 decoder=decoder,
                 Q_val=Q_val,
-                y_val=p.y[val],
+                y_val=p.y[val_rows],
                 output=p.output,
+                sample_weight=None if sw is None else sw[fit_rows],
+                sample_weight_val=None if sw is None else sw[val_rows],
             )
             scores.append(path.val_log_loss)
             best = path.alphas[np.argmin(path.val_log_loss)]
-            self._log(f"alpha fold {f + 1}/{len(folds)}: best alpha {best:.3g}")
+            self._log(f"alpha fold {f + 1}: best alpha {best:.3g}")
         cv_scores = np.column_stack(scores)
         alpha = float(path.alphas[np.argmin(cv_scores.mean(axis=1))])  # ties: the larger
         if self.cv is None:
-            estimators, Q = self._train_outputs(p)
-        fitted = self._fit_decoder(clone(decoder).set_params(alpha=alpha), Q, p)
-        self._set_fitted(p, estimators, fitted)
+            training = self._train(p, warm=self._warm_binaries(p))
+        final = self._warm_decoder(clone(decoder).set_params(alpha=alpha), p)
+        self._set_fitted(p, training, self._fit_decoder(final, training, p))
         self.alpha_ = alpha
         self.alphas_ = path.alphas
         self.cv_scores_ = cv_scores

@@ -121,6 +121,7 @@ def regularization_path(
     y_val=None,
     output="proba",
     sample_weight=None,
+    sample_weight_val=None,
     warm_start=True,
     **legacy,
 ):
@@ -152,7 +153,9 @@ def regularization_path(
     output : {"proba", "margin"}, default="proba"
         What ``Q`` holds.
     sample_weight : array-like of shape (n_samples,), default=None
-        Weights of the training samples.
+        Weights of the training samples (in the fits and the training scores).
+    sample_weight_val : array-like of shape (n_val_samples,), default=None
+        Weights of the validation samples in the validation scores.
     warm_start : bool, default=True
         False solves every ``alpha`` from the solver's own start (the same as
         separate fits; for comparisons).
@@ -192,13 +195,15 @@ def regularization_path(
         raise ValueError("alphas must be a non-empty sequence of finite values >= 0.")
     if (Q_val is None) != (y_val is None):
         raise ValueError("Q_val and y_val must be given together.")
+    if sample_weight_val is not None and Q_val is None:
+        raise ValueError("sample_weight_val needs validation data (Q_val, y_val).")
     config = decoder.solver
     objective = decoder.likelihood_objective(Q, y, code, output, sample_weight)
     code = objective.code
     val = None
     if Q_val is not None:
         try:
-            val = decoder.likelihood_objective(Q_val, y_val, code, output)
+            val = decoder.likelihood_objective(Q_val, y_val, code, output, sample_weight_val)
         except ValueError as exc:
             raise ValueError(f"validation data (Q_val, y_val): {exc}") from None
 

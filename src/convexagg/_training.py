@@ -1,0 +1,256 @@
+"""The fit skeleton of the estimators: which binaries are trained, with what, on which rows.
+
+One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
+
+* the **learners**: one binary learner for every code column, a list of
+  learners (one per column), or fitted binaries (``cv="prefit"``);
+* the **fit parameters**: ``sample_weight`` and, under scikit-learn's metadata
+  routing, whatever the learners request (:func:`fit_parameters`); each
+  learner gets its parameters taken on the rows of its column's problem;
+* the **outputs** the decoder is fitted on (:func:`train`): the binaries'
+  outputs on their own training rows (``cv=None``, the paper's protocol),
+  out-of-fold outputs (a splitter), or the given binaries' outputs
+  (``"prefit"``); with out-of-fold outputs the fold binaries are either kept
+  as an ensemble (``ensemble=True``, as ``CalibratedClassifierCV`` does) or
+  replaced by binaries refitted on all rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.model_selection import check_cv
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
+from sklearn.utils.validation import _check_method_params, check_is_fitted, has_fit_parameter
+
+from .binary import (
+    binary_output_kind,
+    fit_binaries,
+    fit_predict_binaries,
+    fold_binaries,
+    predict_binaries,
+)
+
+__all__ = [
+    "Problem",
+    "Training",
+    "check_learners",
+    "fit_parameters",
+    "member_outputs",
+    "out_of_fold",
+    "routing",
+    "subproblem",
+    "train",
+]
+
+
+@dataclass
+class Problem:
+    """What every fit path prepares from ``(X, y)`` before training anything."""
+
+    X: object
+    y: np.ndarray  # class indices
+    classes: np.ndarray
+    code: np.ndarray
+    seeds: list  # one per code column (None entries: the learners' own seeding)
+    output: str  # "proba" or "margin"
+    sample_weight: np.ndarray | None = None
+    learner_params: list = field(default_factory=list)  # fit parameters, one dict per column
+    split_params: dict = field(default_factory=dict)  # for the splitter (e.g. groups)
+
+
+@dataclass
+class Training:
+    """The binaries (one list per ensemble member) and the outputs the decoder is fitted on."""
+
+    members: list
+    Q: np.ndarray
+    rows: np.ndarray | slice  # the rows of Q (and y) the decoder is fitted on
+    tests: list | None = None  # the fold test parts, for an ensemble (fit_decoder)
+
+
+def _names(n_columns, per_column):
+    """Routing names of the learners: one for a shared learner, one per column otherwise."""
+    return [f"estimator_{l}" for l in range(n_columns)] if per_column else ["estimator"]
+
+
+def check_learners(estimator, n_columns, prefit):
+    """The learners (a single learner, or one per column) and the output kind they share.
+
+    A list must have one entry per code column; each entry (and a single
+    learner) must be a classifier with ``fit`` and ``predict_proba`` or
+    ``decision_function``; with ``prefit``, fitted binary classifiers.
+    """
+    if not isinstance(estimator, (list, tuple)):
+        return estimator, binary_output_kind(estimator)
+    learners = list(estimator)
+    kind = "fitted binary classifiers" if prefit else "learners"
+    if len(learners) != n_columns:
+        raise ValueError(
+            f"estimator is a list of {len(learners)} {kind}; it needs one per code column "
+            f"({n_columns})."
+        )
+    for l, est in enumerate(learners):
+        if not hasattr(est, "fit"):
+            raise TypeError(f"estimator[{l}] is {est!r}, not a classifier with a fit method.")
+        binary_output_kind(est, name=f"estimator[{l}]")  # TypeError naming it
+        if prefit:
+            check_is_fitted(est)
+            n_classes = len(getattr(est, "classes_", ()))
+            if n_classes != 2:
+                raise ValueError(
+                    f"with cv='prefit', estimator[{l}] must be a fitted binary classifier "
+                    f"(classes_ of length 2); it has {n_classes} classes."
+                )
+    if all(hasattr(est, "predict_proba") for est in learners):
+        return learners, "proba"
+    if all(hasattr(est, "decision_function") for est in learners):
+        return learners, "margin"
+    raise TypeError(
+        "the binary classifiers in estimator must all have predict_proba or all have "
+        "decision_function; they mix the two."
+    )
+
+
+def routing(owner, learners, n_columns, cv):
+    """The :class:`~sklearn.utils.metadata_routing.MetadataRouter` of an estimator:
+    itself (the aggregation consumes ``sample_weight``), its learners' ``fit`` and
+    its splitter's ``split``."""
+    router = MetadataRouter(owner=owner).add_self_request(owner)
+    per_column = isinstance(learners, list)
+    for name, learner in zip(_names(n_columns, per_column), learners if per_column else [learners]):
+        router.add(
+            **{name: learner}, method_mapping=MethodMapping().add(caller="fit", callee="fit")
+        )
+    if cv is not None and cv != "prefit":
+        router.add(
+            splitter=check_cv(cv), method_mapping=MethodMapping().add(caller="fit", callee="split")
+        )
+    return router
+
+
+def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routing_enabled):
+    """``(learner parameters, one dict per column; splitter parameters)``.
+
+    Under metadata routing, what each learner (and the splitter) requested
+    (:func:`~sklearn.utils.metadata_routing.process_routing`). Without it,
+    ``sample_weight`` goes to every learner, and a learner that cannot take it
+    is named in a ``TypeError``; other fit parameters need routing.
+    """
+    per_column = isinstance(learners, list)
+    names = _names(n_columns, per_column)
+    if routing_enabled:
+        routed = process_routing(owner, "fit", sample_weight=sample_weight, **fit_params)
+        params = [routed[name].fit for name in names]
+        split = routed.splitter.split if "splitter" in routed else {}
+    else:
+        if fit_params:
+            raise TypeError(
+                f"{type(owner).__name__}.fit got {sorted(fit_params)}, which it can only pass "
+                "on to the binary learner under metadata routing: "
+                "sklearn.set_config(enable_metadata_routing=True) and request them from the "
+                "learner (e.g. learner.set_fit_request(...))."
+            )
+        common = {} if sample_weight is None else {"sample_weight": sample_weight}
+        if sample_weight is not None:
+            for name, learner in zip(names, learners if per_column else [learners]):
+                if not has_fit_parameter(learner, "sample_weight"):
+                    raise TypeError(
+                        f"sample_weight was given but the binary learner {name} "
+                        f"({type(learner).__name__}) does not take sample_weight in fit. For a "
+                        "Pipeline, enable metadata routing (sklearn.set_config("
+                        "enable_metadata_routing=True)) and request it from the step that "
+                        "takes it (set_fit_request(sample_weight=True))."
+                    )
+        params = [common] * len(names)
+        split = {}
+    return (params if per_column else params * n_columns), split
+
+
+def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
+    """The binaries and the outputs the decoder is fitted on (see the module docstring).
+
+    ``warm``: binaries fitted before, one per column, refitted in place (a
+    learner's own ``warm_start`` then applies); only used when the binaries
+    are trained on all rows.
+    """
+    M = p.code.shape[1]
+    if cv == "prefit":
+        return Training([learners], predict_binaries(learners, p.X, p.output, n_jobs), slice(None))
+    if cv is None:
+        log(f"training {M} binary classifiers")
+        estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, p.output)
+        return Training([estimators], Q, slice(None))
+    members, Q, rows, tests = out_of_fold(p, learners, cv, n_jobs, keep=ensemble)
+    log(f"out-of-fold outputs: {len(tests)} folds x {M} binary classifiers")
+    if ensemble:
+        return Training(members, Q, rows, tests=tests)
+    log(f"training {M} binary classifiers on all rows")
+    estimators = _fit_all(fit_binaries, p, learners, n_jobs, warm)
+    return Training([estimators], Q, rows)
+
+
+def out_of_fold(p, learners, cv, n_jobs, keep):
+    """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``."""
+    splits = list(check_cv(cv, p.y, classifier=True).split(p.X, p.y, **p.split_params))
+    members, Q, covered = fold_binaries(
+        learners,
+        p.X,
+        p.y,
+        p.code,
+        splits,
+        p.output,
+        n_jobs,
+        p.seeds,
+        _per_column_params(p),
+        keep=keep,
+    )
+    return members, Q, np.flatnonzero(covered), [test for _, test in splits]
+
+
+def subproblem(p, rows):
+    """``p`` on the samples ``rows``: data, labels, weights and sample-aligned fit
+    parameters taken on them."""
+    learner_params = [_check_method_params(p.X, params=d, indices=rows) for d in p.learner_params]
+    return Problem(
+        p.X[rows],
+        p.y[rows],
+        p.classes,
+        p.code,
+        p.seeds,
+        p.output,
+        None if p.sample_weight is None else p.sample_weight[rows],
+        learner_params,
+        p.split_params,
+    )
+
+
+def _per_column_params(p):
+    """The columns' fit parameters: one dict when they share it (a single learner),
+    else the list (per-column learners under routing); :mod:`~convexagg.binary` takes
+    either."""
+    first = p.learner_params[0] if p.learner_params else {}
+    return first if all(d is first for d in p.learner_params) else list(p.learner_params)
+
+
+def _fit_all(fit, p, learners, n_jobs, warm, *output):
+    return fit(
+        learners,
+        p.X,
+        p.y,
+        p.code,
+        *output,
+        n_jobs=n_jobs,
+        seeds=p.seeds,
+        fit_params=_per_column_params(p),
+        warm=warm,
+    )
+
+
+def member_outputs(members, tests, X, output, n_jobs):
+    """Out-of-fold outputs of an ensemble's members on the rows each was tested on."""
+    Q = np.zeros((X.shape[0], len(members[0])))
+    for member, test in zip(members, tests):
+        Q[test] = predict_binaries(member, X[test], output, n_jobs)
+    return Q

@@ -1,0 +1,262 @@
+"""What fit takes besides X and y: sample weights, routed metadata, per-column learners,
+warm starts; and predict_log_proba."""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.datasets import load_iris
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+from sklearn.tree import DecisionTreeClassifier
+
+from convexagg import (
+    CodeMatrixClassifier,
+    ConvexAggregationClassifier,
+    ConvexAggregationClassifierCV,
+    ConvexDecoder,
+)
+from convexagg.solvers import ProjectedNewton
+
+TIGHT = LogisticRegression(tol=1e-10, max_iter=10_000)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+class Recording(ClassifierMixin, BaseEstimator):
+    """A logistic regression that records the fit parameters it is given."""
+
+    seen = []
+
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def fit(self, X, y, sample_weight=None, extra=None):
+        Recording.seen.append({"n": len(y), "sample_weight": sample_weight, "extra": extra})
+        self.model_ = LogisticRegression(C=self.C).fit(X, y, sample_weight=sample_weight)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.model_.predict_proba(X)
+
+
+# --------------------------------------------------------------------------- sample weights
+
+
+@pytest.mark.parametrize("code", ["ovo", "ecoc"])
+def test_integer_sample_weights_equal_repeated_rows(iris, code):
+    X, y = iris
+    counts = np.random.default_rng(0).integers(0, 4, size=len(y))
+    rows = np.repeat(np.arange(len(y)), counts)
+    make = lambda: ConvexAggregationClassifier(  # noqa: E731
+        TIGHT, code=code, fit_intercept=True, solver=ProjectedNewton(tol=1e-10), random_state=0
+    )
+    weighted = make().fit(X, y, sample_weight=counts)
+    repeated = make().fit(X[rows], y[rows])
+    np.testing.assert_allclose(weighted.weights_, repeated.weights_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(weighted.predict_proba(X), repeated.predict_proba(X), atol=1e-6)
+    unweighted = make().fit(X, y)
+    assert not np.allclose(unweighted.weights_, weighted.weights_, rtol=1e-3)
+
+
+def test_sample_weights_reach_every_binary_on_its_rows_and_the_folds(iris):
+    X, y = iris
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=len(y))
+    Recording.seen.clear()
+    clf = ConvexAggregationClassifier(Recording(), code="ovo", cv=3).fit(X, y, sample_weight=w)
+    assert len(Recording.seen) == 3 * 3  # 3 folds x 3 columns, ensemble kept
+    for record in Recording.seen:
+        assert record["sample_weight"] is not None and len(record["sample_weight"]) == record["n"]
+    assert set(np.round(np.concatenate([r["sample_weight"] for r in Recording.seen]), 12)) <= set(
+        np.round(w, 12)
+    )
+    assert clf.decoder_.converged_
+
+
+@pytest.mark.parametrize(
+    "learner", [KNeighborsClassifier(), make_pipeline(StandardScaler(), LogisticRegression())]
+)
+def test_a_learner_without_sample_weight_is_named(iris, learner):
+    X, y = iris
+    with pytest.raises(TypeError, match=f"{type(learner).__name__}.*does not take sample_weight"):
+        ConvexAggregationClassifier(learner).fit(X, y, sample_weight=np.ones(len(y)))
+    ConvexAggregationClassifier(learner).fit(X, y)  # without weights it fits
+
+
+def test_fit_parameters_other_than_weights_need_routing(iris):
+    X, y = iris
+    with pytest.raises(TypeError, match=r"\['extra'\].*metadata routing"):
+        ConvexAggregationClassifier(Recording()).fit(X, y, extra=np.ones(len(y)))
+
+
+def test_sample_weights_weight_the_cv_estimator_like_repeated_rows(iris):
+    X, y = iris
+    counts = np.random.default_rng(0).integers(1, 3, size=len(y))
+    solver = ProjectedNewton(tol=1e-10)
+    # repeated rows would change the folds: the weights are checked on prefit
+    # binaries, against the weighted decoder at the alpha chosen
+    binaries = CodeMatrixClassifier(TIGHT, code="ovr").fit(X, y).estimators_
+    alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    weighted = ConvexAggregationClassifierCV(
+        list(binaries), code="ovr", cv="prefit", alphas=5, alpha_cv=alpha_cv, solver=solver
+    ).fit(X, y, sample_weight=counts)
+    assert weighted.cv_scores_.shape == (5, 3)
+    unweighted = ConvexAggregationClassifierCV(
+        list(binaries), code="ovr", cv="prefit", alphas=5, alpha_cv=alpha_cv, solver=solver
+    ).fit(X, y)
+    assert not np.allclose(weighted.cv_scores_, unweighted.cv_scores_)
+    ref = ConvexDecoder(alpha=weighted.alpha_, solver=solver).fit(
+        weighted.predict_binary_proba(X), y, weighted.code_matrix_, sample_weight=counts
+    )
+    np.testing.assert_allclose(weighted.weights_, ref.weights_, rtol=1e-8)
+
+
+# --------------------------------------------------------------------------- metadata routing
+
+
+def test_routing_sends_requested_weights_to_the_binaries(iris):
+    """0.1 dropped them silently: in a Pipeline with routing on, the learner's request
+    is honoured (the same model as passing the weights directly), and the weights
+    weight the aggregation too."""
+    X, y = iris
+    w = np.random.default_rng(2).uniform(0.2, 3.0, size=len(y))
+    Xs = StandardScaler().fit(X, sample_weight=w).transform(X)  # the pipeline's first step
+    direct = ConvexAggregationClassifier(LogisticRegression(), random_state=0)
+    direct.fit(Xs, y, sample_weight=w)
+    unweighted = ConvexAggregationClassifier(LogisticRegression(), random_state=0).fit(Xs, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(
+            StandardScaler().set_fit_request(sample_weight=True),
+            ConvexAggregationClassifier(
+                LogisticRegression().set_fit_request(sample_weight=True), random_state=0
+            ).set_fit_request(sample_weight=True),
+        ).fit(X, y, sample_weight=w)
+        routed = pipe[-1]
+        np.testing.assert_allclose(
+            routed.predict_binary_proba(Xs), direct.predict_binary_proba(Xs), rtol=1e-6
+        )
+        np.testing.assert_allclose(routed.weights_, direct.weights_, rtol=1e-6)
+        assert not np.allclose(routed.weights_, unweighted.weights_, rtol=1e-3)
+
+
+def test_routing_delivers_what_each_learner_requests(iris):
+    X, y = iris
+    extra = np.arange(len(y), dtype=float)
+    with sklearn.config_context(enable_metadata_routing=True):
+        Recording.seen.clear()
+        learner = Recording().set_fit_request(extra=True, sample_weight=False)
+        clf = ConvexAggregationClassifier(learner, code="ovr")
+        clf.fit(X, y, sample_weight=np.ones(len(y)), extra=extra)
+        assert len(Recording.seen) == 3
+        for record in Recording.seen:
+            assert record["sample_weight"] is None and len(record["extra"]) == record["n"]
+        unrequested = ConvexAggregationClassifier(Recording(), code="ovr")
+        with pytest.raises(Exception, match="sample_weight"):
+            unrequested.fit(X, y, sample_weight=np.ones(len(y)))
+        # per-column learners each get their own request honoured
+        Recording.seen.clear()
+        learners = [
+            Recording().set_fit_request(extra=True, sample_weight=False),
+            Recording().set_fit_request(extra=False, sample_weight=False),
+            Recording().set_fit_request(extra=True, sample_weight=False),
+        ]
+        CodeMatrixClassifier(learners, code="ovr").fit(X, y, extra=extra)
+        assert [r["extra"] is not None for r in Recording.seen] == [True, False, True]
+
+
+def test_routing_reaches_the_splitter(iris):
+    from sklearn.model_selection import GroupKFold
+
+    X, y = iris
+    groups = np.arange(len(y)) % 5
+    with sklearn.config_context(enable_metadata_routing=True):
+        clf = ConvexAggregationClassifier(code="ovr", cv=GroupKFold(5))
+        clf.fit(X, y, groups=groups)
+    assert clf.ensemble_ and len(clf.estimators_) == 5
+
+
+# --------------------------------------------------------------------------- per-column learners
+
+
+def test_a_list_of_learners_trains_one_per_column(iris):
+    """0.1 replaced it with LogisticRegression silently."""
+    X, y = iris
+    learners = [
+        DecisionTreeClassifier(max_depth=2),
+        LogisticRegression(),
+        LogisticRegression(C=0.1),
+    ]
+    clf = CodeMatrixClassifier(learners, code="ovo", random_state=0).fit(X, y)
+    assert [type(est) for est in clf.estimators_] == [type(est) for est in learners]
+    assert clf.estimators_[2].C == 0.1 and clf.estimators_[0] is not learners[0]
+    assert clf.estimators_[0].random_state is not None  # seeded per column
+    assert clf.score(X, y) > 0.9
+    with pytest.raises(
+        ValueError, match="list of 2 learners; it needs one per code column \\(3\\)"
+    ):
+        CodeMatrixClassifier(learners[:2], code="ovo").fit(X, y)
+    with pytest.raises(TypeError, match=r"estimator\[1\] is 'tree', not a classifier"):
+        CodeMatrixClassifier([learners[0], "tree", learners[2]], code="ovo").fit(X, y)
+    with pytest.raises(TypeError, match="mix the two"):
+        CodeMatrixClassifier([learners[0], LinearSVC(), learners[2]], code="ovo").fit(X, y)
+
+
+def test_per_column_margin_learners(iris):
+    X, y = iris
+    clf = ConvexAggregationClassifier(
+        [LinearSVC(), LinearSVC(C=0.1), LinearSVC()], code="ovr", loss="logistic"
+    ).fit(X, y)
+    assert clf.binary_output_ == "margin" and clf.score(X, y) > 0.8
+
+
+# --------------------------------------------------------------------------- warm start
+
+
+def test_warm_start_refits_the_binaries_in_place_and_starts_the_weights_warm(iris):
+    X, y = iris
+    clf = ConvexAggregationClassifier(
+        LogisticRegression(warm_start=True),
+        alpha=1e-2,
+        warm_start=True,
+        solver=ProjectedNewton(tol=1e-8),
+    ).fit(X, y)
+    binaries = list(clf.estimators_)
+    clf.set_params(alpha=5e-3).fit(X, y)
+    assert all(a is b for a, b in zip(clf.estimators_, binaries))
+    cold = ConvexAggregationClassifier(alpha=5e-3, solver=ProjectedNewton(tol=1e-8)).fit(X, y)
+    assert clf.n_iter_ <= cold.n_iter_
+    np.testing.assert_allclose(clf.weights_, cold.weights_, rtol=1e-4, atol=1e-6)
+    # another code: fresh binaries
+    clf.set_params(code="ovr").fit(X, y)
+    assert not any(a is b for a, b in zip(clf.estimators_, binaries))
+
+
+def test_without_warm_start_binaries_are_fresh(iris):
+    X, y = iris
+    clf = ConvexAggregationClassifier().fit(X, y)
+    binaries = list(clf.estimators_)
+    clf.fit(X, y)
+    assert not any(a is b for a, b in zip(clf.estimators_, binaries))
+
+
+# --------------------------------------------------------------------------- predict_log_proba
+
+
+def test_predict_log_proba_is_stable(iris):
+    X, y = iris
+    clf = ConvexAggregationClassifier(LogisticRegression(C=1e4), alpha=0.0).fit(X, y)
+    log_p, P = clf.predict_log_proba(X), clf.predict_proba(X)
+    assert np.isfinite(log_p).all()
+    keep = P > 1e-300
+    np.testing.assert_allclose(log_p[keep], np.log(P[keep]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(clf.classes_[log_p.argmax(axis=1)], clf.predict(X))
