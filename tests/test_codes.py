@@ -11,7 +11,9 @@ from convexagg.codes import (
     min_codeword_distance,
     one_vs_one,
     one_vs_rest,
+    ordinal,
     sparse_random,
+    ternary_complete,
 )
 
 
@@ -98,7 +100,101 @@ def test_dense_random():
     assert np.array_equal(dense_random(4), complete(4))
 
 
+def _canonical_columns(code):
+    """Each column times the sign of its first non-zero entry (R4's canonical form)."""
+    return [tuple(c * c[np.flatnonzero(c)[0]]) for c in code.T]
+
+
+@pytest.mark.parametrize("K", range(2, 8))
+def test_ternary_complete_is_every_column_with_both_signs_once(K):
+    code = ternary_complete(K)
+    assert code.dtype == np.int8
+    assert code.shape == (K, (3**K - 2 ** (K + 1) + 1) // 2)
+    _valid(code)
+    assert np.array_equal(check_code_matrix(code), code)
+    canon = _canonical_columns(code)
+    assert len(set(canon)) == len(canon)  # no column repeats another or its negation
+    # independent oracle: all 3^K columns, kept if they have both signs, up to negation
+    grid = np.array(np.meshgrid(*[[-1, 0, 1]] * K, indexing="ij")).reshape(K, -1)
+    admissible = grid[:, (grid == 1).any(axis=0) & (grid == -1).any(axis=0)]
+    assert set(canon) == set(_canonical_columns(admissible))
+    # MATLAB's representative: the last non-zero entry of every column is +1
+    last = [c[np.flatnonzero(c)[-1]] for c in code.T]
+    assert set(last) == {1}
+    # it holds the one-vs-one and the complete code, up to column signs
+    assert set(_canonical_columns(one_vs_one(K))) <= set(canon)
+    assert set(_canonical_columns(complete(K))) <= set(canon)
+
+
+def test_ternary_complete_small_codes_by_hand():
+    assert np.array_equal(ternary_complete(2), [[-1], [1]])
+    expected = np.array(
+        [
+            [-1, 1, 0],
+            [-1, -1, 1],
+            [0, -1, 1],
+            [1, -1, 1],
+            [-1, 0, 1],
+            [-1, 1, 1],
+        ]
+    ).T  # base-3 order, class 0 the least significant digit
+    assert np.array_equal(ternary_complete(3), expected)
+
+
+def test_ternary_complete_limit_names_the_columns_it_would_need():
+    assert ternary_complete(10).shape == (10, 28501)
+    with pytest.raises(ValueError, match=r"n_classes=11 would need .* = 86526 columns"):
+        ternary_complete(11)
+    with pytest.raises(ValueError, match="more than 10 classes"):
+        make_code("ternary_complete", 12)
+
+
+@pytest.mark.parametrize("K", range(2, 9))
+def test_ordinal_thresholds(K):
+    code = ordinal(K)
+    assert code.dtype == np.int8 and code.shape == (K, K - 1)
+    _valid(code)
+    assert np.array_equal(check_code_matrix(code), code)
+    for l in range(K - 1):
+        assert (code[: l + 1, l] == -1).all() and (code[l + 1 :, l] == 1).all()
+    assert len(set(_canonical_columns(code))) == K - 1
+    # classes a < b are separated exactly by the thresholds between them
+    for a in range(K):
+        for b in range(a + 1, K):
+            assert np.flatnonzero(code[a] != code[b]).tolist() == list(range(a, b))
+
+
+def test_ordinal_matches_matlab_documentation_example():
+    # designecoc's documented example: Coding = [class1VSOrd class1VSClass16
+    # OrdVSClass16, [zeros(1, 10); designecoc(11, "ordinal"); zeros(1, 10)]], of
+    # which the documentation prints the first 10 of 13 rows.
+    shown = np.array(
+        [
+            [1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            [-1, 0, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1],
+            [-1, 0, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1],
+            [-1, 0, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1],
+            [-1, 0, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1],
+            [-1, 0, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1],
+            [-1, 0, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1],
+            [-1, 0, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1],
+            [-1, 0, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1],
+            [-1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1],
+        ]
+    )
+    first = np.r_[1, -np.ones(11), 0]
+    second = np.r_[1, np.zeros(11), -1]
+    third = np.r_[0, np.ones(11), -1]
+    ordinal_block = np.vstack([np.zeros((1, 10)), ordinal(11), np.zeros((1, 10))])
+    coding = np.column_stack([first, second, third, ordinal_block])
+    assert coding.shape == (13, 13)
+    assert np.array_equal(coding[:10], shown)
+    assert np.array_equal(ordinal(2), [[-1], [1]])  # designecoc's answer for K = 2
+
+
 def test_make_code_names():
+    assert np.array_equal(make_code("ternary_complete", 4), ternary_complete(4))
+    assert np.array_equal(make_code("ordinal", 5), ordinal(5))
     assert np.array_equal(make_code("ovr", 4), one_vs_rest(4))
     assert np.array_equal(make_code("ovo", 4), one_vs_one(4))
     assert np.array_equal(make_code("ecoc", 7), complete(7))

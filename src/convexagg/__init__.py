@@ -7,7 +7,8 @@ Architecture: codes (encode) -> binary (train) -> decoders (aggregate, using
 solvers) -> estimators (scikit-learn API). The paper's sections 4 and 5.1:
 ``ConvexDecoder(formulation="large_margin" | "stiffness")``,
 :func:`generalization_bound` (Proposition 2), :func:`regularization_path` and
-:class:`ConvexAggregationClassifierCV`.
+:class:`ConvexAggregationClassifierCV`. :class:`OutputDecoderClassifier` is a
+decoder as a classifier of binary outputs computed elsewhere (``X`` is ``Q``).
 """
 
 from ._version import __version__
@@ -23,6 +24,7 @@ from .decoders import (
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 from .model_selection import ConvexAggregationClassifierCV
 from .path import RegularizationPath, regularization_path
+from .precomputed import OutputDecoderClassifier
 from .theory import GeneralizationBound, generalization_bound
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "GeneralizationBound",
     "HammingDecoder",
     "LossBasedDecoder",
+    "OutputDecoderClassifier",
     "PairwiseCouplingDecoder",
     "RegularizationPath",
     "WMAPDecoder",

@@ -18,6 +18,17 @@ baselines specification): R1 every column has a ``+1`` and a ``-1`` class, R2
 every class is used by some column, R3 every pair of classes is separated by
 some column (so, in particular, no two codewords are identical). Random codes
 also satisfy R4: no column repeats another or its negation.
+
+MATLAB (``designecoc``, ``fitcecoc``'s ``Coding``) uses the same layout and
+signs: a ``K x L`` coding matrix, one row per class, ``+1`` for the positive
+class of a binary learner, ``-1`` for the negative class, ``0`` for ignored.
+Its designs map to ours as ``onevsall`` -> ``"ovr"``, ``onevsone`` ->
+``"ovo"``, ``binarycomplete`` -> ``"complete"``, ``ternarycomplete`` ->
+``"ternary_complete"``, ``ordinal`` -> ``"ordinal"``, ``sparserandom`` /
+``denserandom`` -> ``"sparse_random"`` / ``"dense_random"``. The deterministic
+designs have the same columns up to negation, but their order and signs can
+differ, so to decode the outputs of binaries trained in MATLAB pass its
+``Mdl.CodingMatrix`` as an array, not a name.
 """
 
 from __future__ import annotations
@@ -38,10 +49,26 @@ __all__ = [
     "min_codeword_distance",
     "one_vs_one",
     "one_vs_rest",
+    "ordinal",
     "sparse_random",
+    "ternary_complete",
 ]
 
-CODE_NAMES = ("ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random")
+CODE_NAMES = (
+    "ovr",
+    "ovo",
+    "ecoc",
+    "complete",
+    "ternary_complete",
+    "ordinal",
+    "sparse_random",
+    "dense_random",
+)
+
+# The largest K for which ternary_complete builds its (3^K - 2^(K+1) + 1)/2 columns:
+# 28,501 at K = 10, the scale of complete's limit (32,767 columns at K = 16); K = 11
+# would need 86,526 binary classifiers.
+TERNARY_COMPLETE_MAX_CLASSES = 10
 
 
 def _check_n_classes(n_classes, minimum=2):
@@ -96,6 +123,84 @@ def complete(n_classes):
         bit = (j >> (n_classes - 1 - k)) & 1
         code[k] = np.where(bit == 1, 1, -1)
     return code
+
+
+def ternary_complete(n_classes):
+    """Ternary complete code: every column of ``-1 / 0 / +1`` with both signs, once.
+
+    MATLAB's ``"ternarycomplete"`` design: all assignments of the classes to
+    the positive side, the negative side or neither in which at least one class
+    is positive and one negative, each column counted once up to negation --
+    ``(3^K - 2^(K+1) + 1) / 2`` columns (6 for ``K = 3``, 25 for ``K = 4``,
+    28,501 for ``K = 10``). It contains the one-vs-one and the complete code
+    (up to the signs of their columns). Limited to
+    ``K <= TERNARY_COMPLETE_MAX_CLASSES`` (10); MathWorks advises it instead of
+    a sparse random code for ``K <= 4``.
+
+    Of a column and its negation the one whose last non-zero entry (highest
+    class index) is ``+1`` is kept, and columns are in the order of the base-3
+    number with digits ``-1 / 0 / +1 -> 0 / 1 / 2`` and class 0 as the least
+    significant digit. MathWorks documents the set of columns, not their order;
+    this is, to our reading, the order ``designecoc`` returns, but it has not
+    been checked against MATLAB itself. For ``K = 2`` the code is
+    ``[[-1], [+1]]``, as ``designecoc`` returns for every design.
+
+    References
+    ----------
+    MathWorks. Statistics and Machine Learning Toolbox documentation:
+    ``designecoc`` (https://www.mathworks.com/help/stats/designecoc.html) and
+    the ``Coding`` argument of ``fitcecoc``
+    (https://www.mathworks.com/help/stats/fitcecoc.html).
+    S. Escalera, O. Pujol, P. Radeva. Separability of ternary codes for sparse
+    designs of error-correcting output codes. Pattern Recognition Letters
+    30(3):285-297, 2009.
+    """
+    n_classes = _check_n_classes(n_classes)
+    if n_classes > TERNARY_COMPLETE_MAX_CLASSES:
+        n_cols = _n_admissible_columns(n_classes, sparse=True)
+        raise ValueError(
+            f"ternary_complete code for n_classes={n_classes} would need "
+            f"(3^{n_classes} - 2^{n_classes + 1} + 1)/2 = {n_cols} columns; use "
+            f"'sparse_random' for more than {TERNARY_COMPLETE_MAX_CLASSES} classes."
+        )
+    # column j <-> the base-3 number j, class k's entry its digit k minus 1; negation
+    # maps j to 3^K - 1 - j, so the upper half holds one of each pair (the all-zero
+    # column is the middle) -- the half whose last non-zero digit is +1
+    j = np.arange((3**n_classes - 1) // 2 + 1, 3**n_classes)
+    code = (j // 3 ** np.arange(n_classes)[:, None]) % 3 - 1
+    both_signs = (code == 1).any(axis=0) & (code == -1).any(axis=0)
+    return code[:, both_signs].astype(np.int8)
+
+
+def ordinal(n_classes):
+    """Ordinal code: ``K - 1`` columns, each a threshold between consecutive classes.
+
+    MATLAB's ``"ordinal"`` design: column ``l`` (0-based) puts classes ``0..l``
+    on the negative side and ``l+1..K-1`` on the positive side, so the first
+    binary problem is class 0 against the rest and the last the last class
+    against the rest; with classes in their natural order each column asks "is
+    the class above threshold ``l``?" (Frank & Hall's decomposition of ordinal
+    regression). Class ``k``'s codeword is ``+1`` in columns ``l < k`` and
+    ``-1`` in columns ``l >= k``; there are no zeros, and classes ``a < b`` are
+    separated by columns ``a..b-1``.
+
+    The layout and the signs are MATLAB's unchanged: ``designecoc(11,
+    "ordinal")``, shown in its documentation as rows 2 to 12 and columns 4 to
+    13 of the arrhythmia example's coding matrix, equals ``ordinal(11)``. Rows
+    follow ``classes_`` (sorted labels), so the labels must sort in their
+    ordinal order (e.g. integers ``0..K-1``, not ``"high" < "low"``).
+
+    References
+    ----------
+    MathWorks. Statistics and Machine Learning Toolbox documentation:
+    ``designecoc`` (https://www.mathworks.com/help/stats/designecoc.html) and
+    the ``Coding`` argument of ``fitcecoc``
+    (https://www.mathworks.com/help/stats/fitcecoc.html).
+    E. Frank, M. Hall. A simple approach to ordinal classification. ECML 2001.
+    """
+    n_classes = _check_n_classes(n_classes)
+    k = np.arange(n_classes)[:, None]
+    return np.where(k > np.arange(n_classes - 1), 1, -1).astype(np.int8)
 
 
 def min_codeword_distance(code):
@@ -288,9 +393,12 @@ def make_code(spec, n_classes, random_state=None):
 
     Parameters
     ----------
-    spec : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or array-like
+    spec : {"ovr", "ovo", "ecoc", "complete", "ternary_complete", "ordinal", \
+"sparse_random", "dense_random"} or array-like
         ``"ecoc"`` follows the paper: the complete code for ``K < 8``, the sparse
-        random code for ``K >= 8``. An array is validated and returned.
+        random code for ``K >= 8``. ``"ternary_complete"`` and ``"ordinal"`` are
+        MATLAB's designs of those names (:func:`ternary_complete`,
+        :func:`ordinal`). An array is validated and returned.
     n_classes : int
     random_state : int, RandomState instance or None
         Seeds the random codes.
@@ -307,6 +415,8 @@ def make_code(spec, n_classes, random_state=None):
             "ovr": one_vs_rest,
             "ovo": one_vs_one,
             "complete": complete,
+            "ternary_complete": ternary_complete,
+            "ordinal": ordinal,
             "sparse_random": lambda k: sparse_random(k, random_state=random_state),
             "dense_random": lambda k: dense_random(k, random_state=random_state),
         }
