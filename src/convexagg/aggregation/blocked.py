@@ -51,6 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..losses import binary_losses, check_loss, cross_entropy_into
+from .base import ObjectiveBase
 from .dense import check_sample_weight
 from .penalty import Penalty
 from .point import Point
@@ -130,7 +131,7 @@ def _build_threads():
     return max(1, min(4, cores))
 
 
-class BlockedObjective:
+class BlockedObjective(ObjectiveBase):
     """``f(x)`` of the paper's problem (12) on a class-blocked loss matrix.
 
     Same interface and results as :class:`~convexagg.aggregation.DenseObjective`
@@ -303,10 +304,6 @@ class BlockedObjective:
             self.sample_weight = check_sample_weight(sample_weight, self.n_samples)
             self._scale = float(self.sample_weight.sum())
 
-    @property
-    def n_variables(self):
-        return self.n_weights + self.n_intercepts
-
     def take(self, rows, dtype=None):
         """The same objective on the samples ``rows`` (a copy of their stored losses).
 
@@ -324,13 +321,8 @@ class BlockedObjective:
         new._set_sample_weight(None if self.sample_weight is None else self.sample_weight[rows])
         return new
 
-    def with_penalty(self, penalty):
-        """The same data under another penalty (shares the stored losses)."""
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.penalty = penalty
-        new._work = None
-        return new
+    def _fresh(self):
+        self._work = None  # work buffers serve one objective at a time
 
     def _fill(self, pair, cols):
         """Write the stored columns of the samples ``cols`` from ``pair = [L_pos; L_neg]``.
@@ -472,9 +464,6 @@ class BlockedObjective:
         grad = self._gradient(g2, gb) + self.penalty.grad(x, self.n_weights)
         value = total / self._scale + self.penalty.value(x, self.n_weights)
         return Point(x=x, value=float(value), grad=grad, P=PT.T)
-
-    def value(self, x):
-        return self.evaluate(x).value
 
     def hessp(self, point, v):
         """Hessian-vector product ``H(x) v`` at ``point``."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from .base import ObjectiveBase
 from .discrepancy import discrepancies, pullback, side_indicators, side_weights
 from .penalty import Penalty
 from .point import Point
@@ -46,7 +47,7 @@ def check_sample_weight(sample_weight, n_samples):
     return s
 
 
-class DenseObjective:
+class DenseObjective(ObjectiveBase):
     """``f(x)`` of the paper's problem (12) with its derivatives, dense and matrix-free.
 
     Parameters
@@ -76,17 +77,6 @@ class DenseObjective:
         self.sample_weight = check_sample_weight(sample_weight, self.n_samples)
         self._scale = float(self.sample_weight.sum())
         self._rows = np.arange(self.n_samples)
-
-    @property
-    def n_variables(self):
-        return self.n_weights + self.n_intercepts
-
-    def with_penalty(self, penalty):
-        """The same data under another penalty (shares the losses)."""
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.penalty = penalty
-        return new
 
     def _split(self, x):
         x = np.asarray(x, dtype=np.float64)
@@ -118,9 +108,6 @@ class DenseObjective:
         R[self._rows, self.y] += 1.0
         grad = self._project(R * s[:, None]) + self.penalty.grad(x, self.n_weights)
         return Point(x=x, value=value + self.penalty.value(x, self.n_weights), grad=grad, P=P)
-
-    def value(self, x):
-        return self.evaluate(x).value
 
     def _data_hessp(self, P, v):
         """The likelihood's Hessian at the class probabilities ``P`` times ``v``."""

@@ -36,6 +36,7 @@ import numpy as np
 
 from .._dask import aligned_labels, import_dask_array, row_blocks
 from ..losses import check_binary_outputs
+from .base import ObjectiveBase
 from .blocked import BlockedObjective
 from .penalty import Penalty
 from .point import Point
@@ -145,7 +146,7 @@ class ChunkedPoint(Point):
     hessian: np.ndarray | None = None
 
 
-class DaskObjective:
+class DaskObjective(ObjectiveBase):
     """``f(x)`` of the paper's problem (12) over a row-chunked Dask array of binary outputs.
 
     Offers what the solvers ask of an objective (``n_weights``, ``evaluate``,
@@ -233,17 +234,6 @@ class DaskObjective:
         self.n_passes = 0
         # one graph node for the code, shared by the block tasks of every pass
         self._code = dask.delayed(self.code, pure=True)
-
-    @property
-    def n_variables(self):
-        return self.n_weights + self.n_intercepts
-
-    def with_penalty(self, penalty):
-        """The same data under another penalty."""
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.penalty = penalty
-        return new
 
     def _pass(self, x, with_hessian):
         """One Dask computation: the partial sums of all blocks, tree-reduced."""

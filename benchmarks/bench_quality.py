@@ -1,0 +1,441 @@
+"""Probability quality: convexagg's settings and decoders against today's calibration methods.
+
+    python benchmarks/bench_quality.py [--data-dir DIR] [--out benchmarks/results/quality]
+
+On the data sets of ``--data-dir`` (the paper's: glass, segment, satimage,
+pendigits, vowel, letter, all_leukemia_galgo; letter and pendigits subsampled
+to ``--max-rows`` rows, stratified) and scikit-learn's bundled digits, wine
+and iris: ``--splits`` stratified 80/20 splits, the features standardised on
+the training part (gene-expression data: the 500 features of largest
+training variance first). On every split, every method of :data:`METHODS`:
+
+* ``convexagg`` (the default ``ConvexAggregationClassifier``) and its variants:
+  the paper's in-sample weights (``cv=None``), out-of-fold weights with the
+  fold binaries kept as an ensemble or refitted (5 or 3 folds), a 20 % held-out
+  part, class intercepts, one-vs-rest and ECOC codes;
+* the other decoders on the same one-vs-one binaries (``CodeMatrixClassifier``
+  with the same folds and members): pairwise coupling, generalized
+  Bradley-Terry, loss-based decoding;
+* peers: ``LogisticRegressionCV`` (multinomial), ``OneVsRestClassifier(
+  LogisticRegression())``, ``CalibratedClassifierCV(LinearSVC())`` with sigmoid
+  and temperature scaling, ``CalibratedClassifierCV(SVC(), ensemble=False)``
+  (scikit-learn 1.9's replacement of ``SVC(probability=True)``),
+  ``CalibratedClassifierCV(OneVsOneClassifier(LogisticRegression()),
+  method="temperature")``, ``HistGradientBoostingClassifier``,
+  ``RandomForestClassifier``;
+* convexagg with non-linear binaries: RBF ``SVC`` margins and
+  ``HistGradientBoostingClassifier`` (one-vs-rest: a gradient-boosted model per
+  class), in-sample and out-of-fold.
+
+Scores on the test part: accuracy, Brier (sum over classes), log-loss,
+top-label and classwise calibration error (15 equal-width bins), fit and
+predict seconds. One JSON record per (data set, split, method) under
+``--out`` (written atomically; a rerun computes only what is missing); the
+tables (mean and standard deviation over the splits) and the targets' checks
+are printed and written to ``--out``/tables.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+PAPER_SETS = ("glass", "segment", "satimage", "pendigits", "vowel", "letter", "all_leukemia_galgo")
+BUNDLED = ("digits", "wine", "iris")
+FOLDS = 5
+LINEAR = "linear"  # family labels of the tables
+NONLINEAR = "non-linear"
+
+
+def _lr():
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=1000)
+
+
+def _holdout(seed):
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    return StratifiedShuffleSplit(1, test_size=0.2, random_state=seed)
+
+
+def _ca(**params):
+    """A ``ConvexAggregationClassifier`` with logistic-regression binaries; a callable
+    ``cv`` is called with the split's seed."""
+
+    def make(seed):
+        from convexagg import ConvexAggregationClassifier
+
+        given = {k: v(seed) if callable(v) else v for k, v in params.items()}
+        return ConvexAggregationClassifier(_lr(), random_state=seed, **given)
+
+    return make
+
+
+def _coded(decoder, **params):
+    def make(seed):
+        from convexagg import CodeMatrixClassifier, decoders
+
+        return CodeMatrixClassifier(
+            _lr(), decoder=getattr(decoders, decoder)(), random_state=seed, **params
+        )
+
+    return make
+
+
+def _lrcv(seed):
+    from sklearn.linear_model import LogisticRegressionCV
+
+    return LogisticRegressionCV(Cs=10, cv=FOLDS, max_iter=1000)
+
+
+def _ovr_lr(seed):
+    from sklearn.multiclass import OneVsRestClassifier
+
+    return OneVsRestClassifier(_lr())
+
+
+def _calibrated_svc(method, linear=True):
+    def make(seed):
+        from sklearn.calibration import CalibratedClassifierCV
+        from sklearn.svm import SVC, LinearSVC
+
+        if linear:
+            return CalibratedClassifierCV(LinearSVC(), method=method, cv=FOLDS)
+        return CalibratedClassifierCV(SVC(), method=method, cv=FOLDS, ensemble=False)
+
+    return make
+
+
+def _calibrated_ovo(seed):
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.multiclass import OneVsOneClassifier
+
+    return CalibratedClassifierCV(OneVsOneClassifier(_lr()), method="temperature", cv=FOLDS)
+
+
+def _hgb(seed):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(random_state=seed)
+
+
+def _rf(seed):
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=300, random_state=seed, n_jobs=1)
+
+
+def _nonlinear(kind, cv):
+    def make(seed):
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.svm import SVC
+
+        from convexagg import ConvexAggregationClassifier
+
+        if kind == "svc":  # margins: decision_function, a margin loss
+            return ConvexAggregationClassifier(
+                SVC(), code="ovo", loss="logistic", cv=cv, random_state=seed
+            )
+        return ConvexAggregationClassifier(
+            HistGradientBoostingClassifier(max_iter=100), code="ovr", cv=cv, random_state=seed
+        )
+
+    return make
+
+
+# name -> (family, factory(seed) -> estimator)
+METHODS = {
+    "convexagg (default)": (LINEAR, _ca()),
+    "convexagg cv=None (paper)": (LINEAR, _ca(cv=None)),
+    "convexagg cv=5 ensemble": (LINEAR, _ca(cv=FOLDS, ensemble=True)),
+    "convexagg cv=5 refit": (LINEAR, _ca(cv=FOLDS, ensemble=False)),
+    "convexagg cv=3 ensemble": (LINEAR, _ca(cv=3, ensemble=True)),
+    "convexagg held-out 20%": (LINEAR, _ca(cv=_holdout)),
+    "convexagg cv=5 ensemble, intercepts": (LINEAR, _ca(cv=FOLDS, fit_intercept=True)),
+    "convexagg cv=None, intercepts": (LINEAR, _ca(cv=None, fit_intercept=True)),
+    "convexagg ovr cv=5": (LINEAR, _ca(code="ovr", cv=FOLDS)),
+    "convexagg ecoc cv=5": (LINEAR, _ca(code="ecoc", cv=FOLDS)),
+    "pairwise coupling, same binaries": (LINEAR, _coded("PairwiseCouplingDecoder", cv=FOLDS)),
+    "pairwise coupling, binaries on all rows": (LINEAR, _coded("PairwiseCouplingDecoder")),
+    "Bradley-Terry, same binaries": (LINEAR, _coded("BradleyTerryDecoder", cv=FOLDS)),
+    "loss-based, same binaries": (LINEAR, _coded("LossBasedDecoder", cv=FOLDS)),
+    "LogisticRegressionCV (multinomial)": (LINEAR, _lrcv),
+    "OneVsRest(LogisticRegression)": (LINEAR, _ovr_lr),
+    "Calibrated LinearSVC, sigmoid": (LINEAR, _calibrated_svc("sigmoid")),
+    "Calibrated LinearSVC, temperature": (LINEAR, _calibrated_svc("temperature")),
+    "Calibrated OneVsOne(LR), temperature": (LINEAR, _calibrated_ovo),
+    "Calibrated SVC (RBF), sigmoid, ensemble=False": (
+        NONLINEAR,
+        _calibrated_svc("sigmoid", linear=False),
+    ),
+    "HistGradientBoosting": (NONLINEAR, _hgb),
+    "RandomForest": (NONLINEAR, _rf),
+    "convexagg RBF SVC margins, cv=None": (NONLINEAR, _nonlinear("svc", None)),
+    "convexagg RBF SVC margins, cv=5": (NONLINEAR, _nonlinear("svc", FOLDS)),
+    "convexagg HGB binaries (ovr), cv=None": (NONLINEAR, _nonlinear("hgb", None)),
+    "convexagg HGB binaries (ovr), cv=5": (NONLINEAR, _nonlinear("hgb", FOLDS)),
+}
+
+
+# -- data ---------------------------------------------------------------------------------------
+
+
+def load(name, data_dir, max_rows, seed=0):
+    """``(X, y)`` of ``name``; at most ``max_rows`` rows, a stratified subsample."""
+    from sklearn.model_selection import train_test_split
+
+    from convexagg.datasets import load_dataset
+
+    ds = load_dataset(name, data_dir)
+    X, y = np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y)
+    if max_rows and X.shape[0] > max_rows:
+        X, _, y, _ = train_test_split(X, y, train_size=max_rows, stratify=y, random_state=seed)
+    return X, y
+
+
+def split(X, y, rep, max_features=500):
+    """The ``rep``-th stratified 80/20 split, standardised on its training part."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+    from sklearn.preprocessing import StandardScaler
+
+    train, test = next(StratifiedShuffleSplit(1, test_size=0.2, random_state=rep).split(X, y))
+    X_tr, X_te = X[train], X[test]
+    if X.shape[1] > max_features:  # gene expression: the most variable features
+        keep = np.argsort(-X_tr.var(axis=0), kind="stable")[:max_features]
+        X_tr, X_te = X_tr[:, keep], X_te[:, keep]
+    scaler = StandardScaler().fit(X_tr)
+    return scaler.transform(X_tr), y[train], scaler.transform(X_te), y[test]
+
+
+# -- scoring ------------------------------------------------------------------------------------
+
+
+def scores(y_test, proba, classes):
+    from convexagg.metrics import classwise_calibration_error, top_label_calibration_error
+    from sklearn.metrics import log_loss
+
+    onehot = (y_test[:, None] == classes[None, :]).astype(float)
+    proba = np.clip(proba, 0.0, 1.0)
+    return {
+        "accuracy": float(np.mean(classes[np.argmax(proba, axis=1)] == y_test)),
+        "brier": float(np.mean(np.sum((onehot - proba) ** 2, axis=1))),
+        "log_loss": float(log_loss(y_test, proba, labels=classes)),
+        "ece_top": float(top_label_calibration_error(y_test, proba, labels=classes)),
+        "ece_classwise": float(classwise_calibration_error(y_test, proba, labels=classes)),
+    }
+
+
+def run_one(name, make, X_tr, y_tr, X_te, y_te, seed):
+    """Fit, predict and score one method on one split; an error is recorded, not raised."""
+    estimator = make(seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            estimator.fit(X_tr, y_tr)
+            fit_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            proba = estimator.predict_proba(X_te)
+            predict_s = time.perf_counter() - t0
+    except Exception as exc:  # noqa: BLE001 - a failure is a result to report
+        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    record = scores(y_te, proba, estimator.classes_)
+    record.update(fit_s=fit_s, predict_s=predict_s)
+    return record
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+def record_path(out, dataset, rep, method):
+    safe = "".join(c if c.isalnum() else "_" for c in method)
+    return Path(out) / "records" / dataset / f"rep{rep}" / f"{safe}.json"
+
+
+def write_json(path, obj):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj, indent=1))
+    os.replace(tmp, path)
+
+
+def run(args, datasets, methods):
+    for dataset in datasets:
+        X, y = load(dataset, args.data_dir, args.max_rows)
+        for rep in range(args.splits):
+            X_tr, y_tr, X_te, y_te = split(X, y, rep)
+            for method in methods:
+                path = record_path(args.out, dataset, rep, method)
+                if path.exists():
+                    continue
+                family, make = METHODS[method]
+                record = run_one(method, make, X_tr, y_tr, X_te, y_te, seed=rep)
+                record.update(dataset=dataset, rep=rep, method=method, family=family)
+                record.update(n_train=int(len(y_tr)), n_classes=int(len(np.unique(y))))
+                write_json(path, record)
+                shown = record.get("log_loss", record.get("error"))
+                print(f"{dataset} rep{rep} {method}: {shown}", flush=True)
+
+
+def collect(args, datasets, methods):
+    rows = []
+    for dataset in datasets:
+        for rep in range(args.splits):
+            for method in methods:
+                path = record_path(args.out, dataset, rep, method)
+                if path.exists():
+                    rows.append(json.loads(path.read_text()))
+    return rows
+
+
+METRICS = ("log_loss", "brier", "accuracy", "ece_top", "ece_classwise", "fit_s", "predict_s")
+
+
+def summarise(rows, datasets, methods):
+    """``{(dataset, method): {metric: (mean, std)}}`` over the splits without errors."""
+    table = {}
+    for dataset in datasets:
+        for method in methods:
+            recs = [r for r in rows if r["dataset"] == dataset and r["method"] == method]
+            ok = [r for r in recs if "error" not in r]
+            if not ok:
+                table[dataset, method] = {"error": recs[0]["error"] if recs else "missing"}
+                continue
+            table[dataset, method] = {
+                m: (float(np.mean([r[m] for r in ok])), float(np.std([r[m] for r in ok])))
+                for m in METRICS
+            }
+    return table
+
+
+def render(table, datasets, methods):
+    out = []
+    for metric, title, fmt in [
+        ("log_loss", "Log-loss (lower is better)", "{:.3f} ({:.3f})"),
+        ("brier", "Brier score, summed over classes (lower is better)", "{:.3f} ({:.3f})"),
+        ("accuracy", "Accuracy", "{:.3f} ({:.3f})"),
+        ("ece_top", "Top-label calibration error, 15 bins", "{:.3f} ({:.3f})"),
+        ("ece_classwise", "Classwise calibration error, 15 bins", "{:.4f} ({:.4f})"),
+        ("fit_s", "Fit seconds", "{:.2f} ({:.2f})"),
+        ("predict_s", "Predict seconds", "{:.3f} ({:.3f})"),
+    ]:
+        out += [f"### {title}", "", "| method | " + " | ".join(datasets) + " |"]
+        out.append("|" + " --- |" * (len(datasets) + 1))
+        for method in methods:
+            cells = []
+            for dataset in datasets:
+                entry = table[dataset, method]
+                cells.append("error" if "error" in entry else fmt.format(*entry[metric]))
+            out.append(f"| {method} | " + " | ".join(cells) + " |")
+        out.append("")
+    errors = [(d, m, e["error"]) for (d, m), e in table.items() if "error" in e]
+    if errors:
+        out += ["### Errors", ""] + [f"- {d}, {m}: {e}" for d, m, e in errors] + [""]
+    return "\n".join(out)
+
+
+def targets(table, datasets, default="convexagg (default)"):
+    """The issue's checks, in words."""
+
+    def mean(d, m, metric):
+        entry = table[d, m]
+        return np.inf if "error" in entry else entry[metric][0]
+
+    lines = []
+    coupling = ["pairwise coupling, same binaries", "Bradley-Terry, same binaries"]
+    ok = []
+    for d in datasets:
+        mine = table[d, default]
+        if "error" in mine:
+            continue
+        worse = [
+            m
+            for m in coupling
+            if "error" not in table[d, m]
+            and mine["log_loss"][0] > table[d, m]["log_loss"][0] + table[d, m]["log_loss"][1]
+        ]
+        ok.append(not worse)
+        if worse:
+            lines.append(
+                f"- {d}: the default's log-loss is worse than {', '.join(worse)} by more "
+                "than one standard deviation"
+            )
+    lines.insert(
+        0,
+        f"- log-loss no worse than pairwise coupling and Bradley-Terry on the same "
+        f"binaries (within one std): {sum(ok)} of {len(ok)} data sets",
+    )
+    linear = [
+        m
+        for m in {m for _, m in table}
+        if m.startswith(("Logistic", "OneVsRest", "Calibrated LinearSVC", "Calibrated OneVsOne"))
+    ] + [default]
+    for metric in ("log_loss", "brier"):
+        wins = sum(min(linear, key=lambda m: mean(d, m, metric)) == default for d in datasets)
+        lines.append(
+            f"- best {metric} among the linear methods ({', '.join(sorted(linear))}): "
+            f"{wins} of {len(datasets)} data sets"
+        )
+    return "\n".join(lines)
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0])
+    p.set_defaults(out="benchmarks/results/quality")
+    p.add_argument("--datasets", default=None, help="comma-separated (default: all available)")
+    p.add_argument("--methods", default=None, help="comma-separated method names")
+    p.add_argument("--splits", type=int, default=5)
+    p.add_argument("--max-rows", type=int, default=5000, help="subsample larger data sets")
+    p.add_argument("--tables-only", action="store_true")
+    args = p.parse_args()
+    if args.quick:
+        args.splits, args.max_rows = 1, 600
+    C.limit_blas(args)
+    if args.datasets:
+        datasets = args.datasets.split(",")
+    else:
+        found = [n for n in PAPER_SETS if (Path(args.data_dir) / f"{n}.csv.gz").exists()]
+        datasets = found + list(BUNDLED)
+    methods = args.methods.split(",") if args.methods else list(METHODS)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        sys.exit(f"unknown methods {unknown}; known: {list(METHODS)}")
+    info = C.machine()
+    t0 = time.perf_counter()
+    if not args.tables_only:
+        run(args, datasets, methods)
+    rows = collect(args, datasets, methods)
+    table = summarise(rows, datasets, methods)
+    text = "\n".join(
+        [
+            f"## Probability quality: {args.splits} stratified 80/20 splits, at most "
+            f"{args.max_rows} rows per data set",
+            "",
+            C.header(info),
+            "",
+            f"run time: {time.perf_counter() - t0:.0f} s",
+            "",
+            "### The targets",
+            "",
+            targets(table, datasets),
+            "",
+            render(table, datasets, methods),
+        ]
+    )
+    print(text)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "tables.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
