@@ -7,9 +7,13 @@ Architecture: codes (encode) -> binary (train) -> decoders (aggregate, using
 solvers) -> estimators (scikit-learn API). The paper's sections 4 and 5.1:
 ``ConvexDecoder(formulation="large_margin" | "stiffness")``,
 :func:`generalization_bound` (Proposition 2), :func:`regularization_path` and
-:class:`ConvexAggregationClassifierCV`.
+:class:`ConvexAggregationClassifierCV`. Calibration metrics are in
+:mod:`convexagg.metrics`; figures of fitted models (reliability diagram, weights,
+convergence, regularisation path) are the ``*Display`` classes of
+:mod:`convexagg.display`.
 """
 
+from . import metrics
 from ._version import __version__
 from .codes import make_code
 from .decoders import (
@@ -19,6 +23,12 @@ from .decoders import (
     LossBasedDecoder,
     PairwiseCouplingDecoder,
     WMAPDecoder,
+)
+from .display import (
+    ConvergenceDisplay,
+    RegularizationPathDisplay,
+    ReliabilityDisplay,
+    WeightsDisplay,
 )
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 from .model_selection import ConvexAggregationClassifierCV
@@ -31,14 +41,19 @@ __all__ = [
     "ConvexAggregationClassifier",
     "ConvexAggregationClassifierCV",
     "ConvexDecoder",
+    "ConvergenceDisplay",
     "GeneralizationBound",
     "HammingDecoder",
     "LossBasedDecoder",
     "PairwiseCouplingDecoder",
     "RegularizationPath",
+    "RegularizationPathDisplay",
+    "ReliabilityDisplay",
     "WMAPDecoder",
+    "WeightsDisplay",
     "generalization_bound",
     "make_code",
+    "metrics",
     "regularization_path",
     "__version__",
 ]
