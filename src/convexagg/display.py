@@ -234,6 +234,7 @@ class ReliabilityDisplay:
         Returns
         -------
         display : ReliabilityDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         self.ax_, self.figure_ = _axes(self, ax, figsize=(8.5, 4.8))  # room for the legend
         name = self.estimator_name if name is None else name
@@ -316,6 +317,7 @@ class ReliabilityDisplay:
         Returns
         -------
         display : ReliabilityDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         y, P, w, classes = check_calibration_inputs(y_true, y_prob, labels, sample_weight)
         curves = reliability_curve(
@@ -368,6 +370,7 @@ class ReliabilityDisplay:
         Returns
         -------
         display : ReliabilityDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         check_is_fitted(estimator)
         if not hasattr(estimator, "predict_proba"):
@@ -497,6 +500,7 @@ class WeightsDisplay:
         Returns
         -------
         display : WeightsDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         K, M = self.code.shape
         width = float(np.clip(2.5 + 0.3 * M, 6.4, 14.0))
@@ -547,6 +551,7 @@ class WeightsDisplay:
         Returns
         -------
         display : WeightsDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         decoder = _fitted_decoder(decoder, cls.__name__)
         intercept = getattr(decoder, "intercept_", None)
@@ -581,6 +586,7 @@ class WeightsDisplay:
         Returns
         -------
         display : WeightsDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         decoder = _fitted_decoder(estimator, cls.__name__)
         return cls.from_decoder(
@@ -672,6 +678,7 @@ class ConvergenceDisplay:
         Returns
         -------
         display : ConvergenceDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         self.ax_, self.figure_ = _axes(self, ax)
         name = self.estimator_name if name is None else name
@@ -713,6 +720,7 @@ class ConvergenceDisplay:
         Returns
         -------
         display : ConvergenceDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         decoder = _fitted_decoder(estimator, cls.__name__, "history_")
         solver = getattr(decoder, "solver_", None)
@@ -800,6 +808,7 @@ class RegularizationPathDisplay:
         Returns
         -------
         display : RegularizationPathDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         self.ax_, self.figure_ = _axes(self, ax)
         name = self.estimator_name if name is None else name
@@ -856,6 +865,7 @@ class RegularizationPathDisplay:
         Returns
         -------
         display : RegularizationPathDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         display = cls(
             path.alphas,
@@ -901,6 +911,7 @@ class RegularizationPathDisplay:
         Returns
         -------
         display : RegularizationPathDisplay
+            This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
         decoder = _fitted_decoder(estimator, cls.__name__)
         if decoder is estimator:

@@ -114,7 +114,7 @@ def _check_labels(labels, y_true, n_columns):
 
 
 def encode_labels(y, classes, name="y_true"):
-    """Indices of the labels ``y`` in the sorted array ``classes``.
+    """Map the labels ``y`` to their indices in the sorted array ``classes``.
 
     Parameters
     ----------
@@ -128,6 +128,7 @@ def encode_labels(y, classes, name="y_true"):
     Returns
     -------
     indices : ndarray of int, shape (n_samples,)
+        ``classes[indices] == y``.
     """
     y = np.asarray(y)
     if y.ndim != 1:
@@ -162,8 +163,15 @@ def check_calibration_inputs(y_true, y_prob, labels=None, sample_weight=None):
 
     Parameters
     ----------
-    y_true, y_prob, labels, sample_weight
-        As in :func:`top_label_calibration_error`.
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, as in :func:`top_label_calibration_error`.
+    labels : array-like of shape (n_classes,), default=None
+        The classes of ``y_prob``'s columns; the sorted unique values of
+        ``y_true`` when None.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
 
     Returns
     -------
@@ -204,7 +212,7 @@ def _binned(score, outcome, weight, n_bins):
     return prob_true, prob_pred, mass / weight.sum()
 
 
-def curves(y, P, w, kind, n_bins):
+def _curves(y, P, w, kind, n_bins):
     """:func:`reliability_curve` on validated inputs (:func:`check_calibration_inputs`)."""
     if kind == "top_label":
         pred = np.argmax(P, axis=1)
@@ -214,8 +222,21 @@ def curves(y, P, w, kind, n_bins):
 
 
 def binned_error(prob_true, prob_pred, bin_weight):
-    """``sum_b bin_weight[b] |prob_true[b] - prob_pred[b]|`` over the last axis (empty
-    bins count 0): the calibration error of each curve of :func:`reliability_curve`."""
+    """Calibration error of each curve of :func:`reliability_curve`.
+
+    ``sum_b bin_weight[b] |prob_true[b] - prob_pred[b]|`` over the last axis;
+    empty bins (weight 0, NaN values) count 0.
+
+    Parameters
+    ----------
+    prob_true, prob_pred, bin_weight : ndarray of shape (..., n_bins)
+        As returned by :func:`reliability_curve`.
+
+    Returns
+    -------
+    error : float or ndarray of shape (...,)
+        One error per curve.
+    """
     gaps = np.where(bin_weight > 0, np.abs(prob_true - prob_pred), 0.0)
     return np.sum(bin_weight * gaps, axis=-1)
 
@@ -275,7 +296,7 @@ def reliability_curve(
     (array([  nan, 0.667]), array([nan, 0.8]), array([0., 1.]))
     """
     y, P, w, _ = check_calibration_inputs(y_true, y_prob, labels, sample_weight)
-    return curves(y, P, w, kind, n_bins)
+    return _curves(y, P, w, kind, n_bins)
 
 
 @validate_params(_PARAMETERS, prefer_skip_nested_validation=True)
@@ -323,7 +344,7 @@ def top_label_calibration_error(y_true, y_prob, *, n_bins=15, labels=None, sampl
     0.1333
     """
     y, P, w, _ = check_calibration_inputs(y_true, y_prob, labels, sample_weight)
-    return float(binned_error(*curves(y, P, w, "top_label", n_bins)))
+    return float(binned_error(*_curves(y, P, w, "top_label", n_bins)))
 
 
 @validate_params(_PARAMETERS, prefer_skip_nested_validation=True)
@@ -372,4 +393,4 @@ def classwise_calibration_error(y_true, y_prob, *, n_bins=15, labels=None, sampl
     0.3333
     """
     y, P, w, _ = check_calibration_inputs(y_true, y_prob, labels, sample_weight)
-    return float(np.mean(binned_error(*curves(y, P, w, "classwise", n_bins))))
+    return float(np.mean(binned_error(*_curves(y, P, w, "classwise", n_bins))))
