@@ -312,7 +312,8 @@ class ReliabilityDisplay:
         ref_line : bool, default=True
             Draw the diagonal of perfect calibration.
         **kwargs : dict
-            Passed to :meth:`matplotlib.axes.Axes.plot` for every curve.
+            Passed to :meth:`plot` (``show_bin_weight``) and on to
+            :meth:`matplotlib.axes.Axes.plot` for every curve.
 
         Returns
         -------
@@ -365,7 +366,8 @@ class ReliabilityDisplay:
         ref_line : bool, default=True
             Draw the diagonal of perfect calibration.
         **kwargs : dict
-            Passed to :meth:`matplotlib.axes.Axes.plot` for every curve.
+            Passed to :meth:`plot` (``show_bin_weight``) and on to
+            :meth:`matplotlib.axes.Axes.plot` for every curve.
 
         Returns
         -------
