@@ -357,3 +357,21 @@ def test_validation_ties_go_to_the_configured_C():
     rbf = [{"C": 2.0, "gamma": 1.0}, {"C": 2.0, "gamma": 0.25}, {"C": 1.0, "gamma": 0.1}]
     assert _break_ties(rbf, "largest") == {"C": 2.0, "gamma": 0.25}
     assert Protocol(c_ties="smallest").fingerprint() != Protocol().fingerprint()
+
+
+def test_a_hard_decoder_is_scored_by_its_labels(tmp_path):
+    """Hamming decoding gives labels only: accuracy, and NaN for the probability scores."""
+    from convexagg.experiments.protocol import Protocol
+    from convexagg.experiments.runner import RunConfig, run
+
+    cfg = RunConfig(
+        datasets=["iris"],
+        codes=["ovo"],
+        methods=["hamming"],
+        reps=1,
+        out=str(tmp_path),
+        protocol=Protocol(c_grid=(1.0,)),
+    )
+    rows, errors = run(cfg, progress=False, log=lambda text: None)
+    assert not errors and len(rows) == 1
+    assert 0.5 < rows[0]["accuracy"] <= 1.0 and np.isnan(rows[0]["log_loss"])

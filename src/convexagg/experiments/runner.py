@@ -342,9 +342,11 @@ def _apply_decoder(method, ctx, data):
     decoder.fit(data["Q_train"], data["y_train"], data["code"], output="proba")
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    proba = decoder.predict_proba(data["Q_test"])
+    if hasattr(decoder, "predict_proba"):
+        row = metrics(data["y_test"], decoder.predict_proba(data["Q_test"]))
+    else:  # a hard decoder (Hamming): labels only, the probability scores stay NaN
+        row = metrics(data["y_test"], labels=decoder.predict(data["Q_test"]))
     predict_seconds = time.perf_counter() - start
-    row = metrics(data["y_test"], proba)
     row.update(
         fit_seconds=fit_seconds,
         predict_seconds=predict_seconds,
