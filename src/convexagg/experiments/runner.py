@@ -55,6 +55,7 @@ from .protocol import (
     make_split,
     metrics,
 )
+from .tables import METRICS
 
 __all__ = ["RunConfig", "Task", "collect_rows", "plan", "read_cached", "run"]
 
@@ -394,14 +395,7 @@ ROW_KEYS = (
     "code",
     "method",
     "rep",
-    "accuracy",
-    "mse",
-    "log_loss",
-    "top_label_ece",
-    "classwise_ece",
-    "fit_seconds",
-    "predict_seconds",
-    "n_iter",
+    *METRICS,
     "binary_seconds",
     "median_log2_C",
     "chosen",
