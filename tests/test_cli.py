@@ -120,6 +120,16 @@ def test_integer_labels_options_and_gzip(iris_csv, tmp_path):
     assert main([*argv, "--alpha", "1e-3", "--cv", "3"]) == 0
     model = cio.load(out)["model"]
     assert model.classes_.tolist() == [0, 1, 2] and model.alpha == 1e-3 and model.cv == 3
+    assert main([*argv, "--cv", "None"]) == 0 and cio.load(out)["model"].cv is None
+    assert main(argv) == 0 and cio.load(out)["model"].cv == 5  # the library's default
+
+
+@pytest.mark.parametrize("bad", ["1", "-3", "five", "2.5"])
+def test_bad_folds(iris_csv, tmp_path, capsys, bad):
+    out = tmp_path / "m.skops"
+    assert main(["fit", str(iris_csv), "--target", "species", "--out", str(out), "--cv", bad]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("convexagg: error: --cv must be an integer >= 2") and not out.exists()
 
 
 def test_missing_files(iris_csv, model_file, tmp_path, capsys):

@@ -292,8 +292,8 @@ def test_estimator_trains_binaries_on_the_cluster(client):
     with distributed.get_task_stream(client) as tasks:
         with joblib.parallel_config(backend="dask"):
             clf = ConvexAggregationClassifier(LogisticRegression(), code="ovo").fit(X, y)
-    # _fit_binary, or _fit_predict_binary_all when fit also predicts the training rows
-    fitted_on = {t["worker"] for t in tasks.data if "_fit" in str(t["key"])}
+    # _fold_binary: the default fits the binaries on folds (cv=5)
+    fitted_on = {t["worker"] for t in tasks.data if "_fold_binary" in str(t["key"])}
     assert fitted_on and fitted_on <= worker_addresses
     ref = ConvexAggregationClassifier(LogisticRegression(), code="ovo").fit(X, y)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=0, atol=1e-10)
@@ -329,7 +329,8 @@ def test_out_of_core_pipeline_on_the_cluster(client):
     X, y = load_iris(return_X_y=True)
     solver = ProjectedNewton(**FIXED)
     with joblib.parallel_config(backend="dask"):
-        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver).fit(X, y)
+        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver, cv=None)
+        clf.fit(X, y)
     Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
     decoder = ConvexDecoder(alpha=1e-3, solver=solver)
     decoder.fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import load_iris, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
@@ -33,14 +33,15 @@ def iris():
 def test_any_label_type_and_predict_is_argmax(iris):
     X, y = iris
     names = np.array(["setosa", "versicolor", "virginica"])[y]
-    clf = ConvexAggregationClassifier(code="ovo").fit(X, names)
+    clf = ConvexAggregationClassifier(code="ovo").fit(X, names)  # cv=5: 5 fold ensembles
     assert list(clf.classes_) == ["setosa", "versicolor", "virginica"]
     P = clf.predict_proba(X)
     assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1)
     assert np.array_equal(clf.predict(X), clf.classes_[P.argmax(axis=1)])
     assert clf.score(X, names) > 0.95
     assert clf.weights_.shape == (3,) and (clf.weights_ >= 0).all()
-    assert clf.n_iter_ >= 1 and len(clf.estimators_) == 3
+    assert clf.n_iter_ >= 1 and len(clf.estimators_) == 5
+    assert all(len(member) == 3 for member in clf.estimators_)
     assert np.array_equal(clf.code_matrix_, one_vs_one(3))
 
 
@@ -64,7 +65,7 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
     X, y = iris
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     clf = ConvexAggregationClassifier(code="ovr", cv=cv, ensemble=False).fit(X, y)
-    insample = ConvexAggregationClassifier(code="ovr").fit(X, y)
+    insample = ConvexAggregationClassifier(code="ovr", cv=None).fit(X, y)
     # the binaries are the same (refit on all data), the weights differ
     np.testing.assert_allclose(clf.predict_binary_proba(X), insample.predict_binary_proba(X))
     assert not np.allclose(clf.weights_, insample.weights_)
@@ -79,7 +80,7 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
 
 def test_prefit_uses_given_binaries(iris):
     X, y = iris
-    fitted = ConvexAggregationClassifier(code="ovo").fit(X, y)
+    fitted = ConvexAggregationClassifier(code="ovo", cv=None).fit(X, y)
     prefit = ConvexAggregationClassifier(list(fitted.estimators_), code="ovo", cv="prefit")
     prefit.fit(X, y)
     assert all(a is b for a, b in zip(prefit.estimators_, fitted.estimators_))
@@ -206,7 +207,7 @@ def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris)
 def test_ensemble_with_in_sample_outputs_raises(iris):
     X, y = iris
     with pytest.raises(ValueError, match="ensemble=True applies to out-of-fold outputs only"):
-        ConvexAggregationClassifier(ensemble=True).fit(X, y)
+        ConvexAggregationClassifier(ensemble=True, cv=None).fit(X, y)
 
 
 def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
@@ -224,3 +225,40 @@ def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(ValueError, match="more than one split"):
         ConvexAggregationClassifier(cv=StratifiedShuffleSplit(3, random_state=0)).fit(X, y)
+
+
+class _RefusesItsTrainingRows(ClassifierMixin, BaseEstimator):
+    """A logistic regression that fails when asked for outputs on rows it was fitted on."""
+
+    def fit(self, X, y):
+        self.model_ = LogisticRegression().fit(X, y)
+        self.classes_ = self.model_.classes_
+        self.seen_ = {row.tobytes() for row in np.asarray(X)}
+        return self
+
+    def predict_proba(self, X):
+        if any(row.tobytes() in self.seen_ for row in np.asarray(X)):
+            raise AssertionError("asked for an in-sample output")
+        return self.model_.predict_proba(X)
+
+
+def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
+    from convexagg.binary import fold_binaries
+
+    X, y = make_classification(200, 5, n_informative=4, n_redundant=0, n_classes=3, random_state=0)
+    clf = ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo").fit(X, y)
+    assert clf.ensemble_ and len(clf.estimators_) == 5  # cv=5, the fold binaries kept
+    splits = list(StratifiedKFold(5).split(X, y))
+    _, Q, covered = fold_binaries(LogisticRegression(), X, y, clf.code_matrix_, splits, "proba")
+    assert covered.all()
+    ref = ConvexDecoder().fit(Q, y, clf.code_matrix_)
+    np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
+    with pytest.raises(AssertionError, match="in-sample"):  # the learner does refuse them
+        ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", cv=None).fit(X, y)
+
+
+def test_too_few_samples_for_the_folds_is_a_clear_error():
+    X, y = make_classification(4, 3, n_informative=2, n_redundant=0, random_state=0)
+    with pytest.raises(ValueError, match=r"cv=5 folds need at least 5 training samples, got 4"):
+        ConvexAggregationClassifier().fit(X, y)
+    assert ConvexAggregationClassifier(cv=None).fit(X, y).predict(X).shape == (4,)

@@ -59,7 +59,7 @@ def test_it_is_the_estimator_it_tunes_with_every_keyword_but_alpha():
 def test_binaries_are_trained_once_per_fold_not_per_alpha(iris):
     X, y = iris
     FIT_CALLS.clear()
-    clf = ConvexAggregationClassifierCV(CountingLogisticRegression(), alphas=7, alpha_cv=3)
+    clf = ConvexAggregationClassifierCV(CountingLogisticRegression(), alphas=7, alpha_cv=3, cv=None)
     clf.fit(X, y)
     n_columns = clf.code_matrix_.shape[1]
     assert len(FIT_CALLS) == (3 + 1) * n_columns  # 3 folds + the refit, whatever the grid
@@ -100,7 +100,7 @@ def test_alpha_is_the_argmin_of_separately_computed_fold_log_losses(iris):
     alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
     solver = InteriorPoint(tol=1e-9)
     clf = ConvexAggregationClassifierCV(
-        code="ovr", alphas=alphas, alpha_cv=alpha_cv, solver=solver
+        code="ovr", alphas=alphas, alpha_cv=alpha_cv, solver=solver, cv=None
     ).fit(X, y)
     expected = np.empty((len(alphas), 3))
     for f, (train, val) in enumerate(alpha_cv.split(X, y)):
@@ -160,7 +160,7 @@ def test_fit_is_all_or_nothing(iris):
 
 def test_verbose_reports_the_folds_and_the_stages(iris, capsys):
     X, y = iris
-    ConvexAggregationClassifierCV(code="ovr", alphas=3, alpha_cv=3, verbose=1).fit(X, y)
+    ConvexAggregationClassifierCV(code="ovr", alphas=3, alpha_cv=3, verbose=1, cv=None).fit(X, y)
     out = capsys.readouterr().out
     assert out.count("alpha fold") == 3 and "training 3 binary classifiers" in out
     assert "[ConvexDecoder] iteration" in out  # the final fit's solver lines

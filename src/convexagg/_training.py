@@ -17,6 +17,7 @@ One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -193,6 +194,11 @@ def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
 
 def out_of_fold(p, learners, cv, n_jobs, keep):
     """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``."""
+    if isinstance(cv, numbers.Integral) and cv > len(p.y):
+        raise ValueError(
+            f"cv={cv} folds need at least {cv} training samples, got {len(p.y)}; "
+            "pass fewer folds or cv=None (weights fit on in-sample outputs)"
+        )
     splits = list(check_cv(cv, p.y, classifier=True).split(p.X, p.y, **p.split_params))
     members, Q, covered = fold_binaries(
         learners,

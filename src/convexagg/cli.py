@@ -101,7 +101,11 @@ def build_parser():
     fit.add_argument("--alpha", type=float, default=1e-4, help="L2 regularisation of the weights")
     fit.add_argument("--loss", default="cross_entropy", choices=["cross_entropy", "exponential"])
     fit.add_argument(
-        "--cv", type=int, default=None, help="fit the weights on out-of-fold outputs (folds)"
+        "--cv",
+        default="5",
+        metavar="FOLDS",
+        help="folds of the out-of-fold outputs the weights are fitted on (default 5); 'none': "
+        "the binaries' outputs on their own training rows (the paper's protocol)",
     )
     fit.add_argument(
         "--holdout",
@@ -305,11 +309,23 @@ def _holdout_estimate(model, X, y, fraction, random_state):
     )
 
 
+def _folds(text):
+    """``--cv``: an integer >= 2, or None for 'none'."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        folds = int(text)
+    except ValueError:
+        folds = 0
+    if folds < 2:
+        raise ValueError(f"--cv must be an integer >= 2 (folds) or 'none', got {text!r}.")
+    return folds
+
+
 def _fit(args):
     from .io import CSVFile, check_output_path, parse_labels, save
 
-    if args.cv is not None and args.cv < 2:
-        raise ValueError(f"--cv must be an integer >= 2 (folds), got {args.cv}.")
+    args.cv = _folds(args.cv)
     if not 0 <= args.holdout < 1:
         raise ValueError(f"--holdout must be a fraction in [0, 1), got {args.holdout}.")
     _at_least(args.random_state, 0, "--random-state")

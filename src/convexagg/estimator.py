@@ -135,12 +135,16 @@ default="ovo"
     decoder : decoder, default=None
         Aggregation method with ``fit(Q, y, code, output)``; cloned.
         ``ConvexDecoder()`` when None.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=None
-        Which binary outputs the decoder is fitted on. None: the outputs of the
-        binaries on their own training data (the paper's protocol). An int or
-        splitter: out-of-fold outputs (see ``ensemble``). "prefit":
-        ``estimator`` holds already-fitted binaries and only the decoder is
-        fitted.
+    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
+        Which binary outputs the decoder is fitted on. An int (folds of
+        ``StratifiedKFold``) or a splitter: out-of-fold outputs, which look
+        like the outputs the binaries give at test time (see ``ensemble``).
+        None: the outputs of binaries trained on all rows, on those same rows
+        (the paper's protocol: one set of binaries, but their outputs on their
+        own training rows are more confident than at test time, and weights
+        fitted on them give overconfident probabilities; QUALITY.md measures
+        it). "prefit": ``estimator`` holds already-fitted binaries and only the
+        decoder is fitted.
     ensemble : bool or "auto", default="auto"
         With out-of-fold outputs: keep the binaries of every fold and average
         the members' predictions (``True``, as ``CalibratedClassifierCV`` does:
@@ -215,7 +219,7 @@ default="ovo"
         *,
         code="ovo",
         decoder=None,
-        cv=None,
+        cv=5,
         ensemble="auto",
         n_jobs=None,
         random_state=None,
@@ -703,8 +707,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     alpha, loss, penalty, l1_ratio, fit_intercept, solver
         The model and its solver, as in :class:`ConvexDecoder` (defaults
         ``1e-4``, ``"cross_entropy"``, ``"l2"``, None, False, ``"auto"``).
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=None
-        Which binary outputs the weights are fitted on; see :class:`CodeMatrixClassifier`.
+    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
+        Which binary outputs the weights are fitted on: out-of-fold by default;
+        None is the paper's protocol (in-sample outputs). See
+        :class:`CodeMatrixClassifier`.
     ensemble : bool or "auto", default="auto"
         With out-of-fold outputs, keep the fold binaries as an ensemble; see
         :class:`CodeMatrixClassifier`.
@@ -752,7 +758,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         l1_ratio=None,
         fit_intercept=False,
         solver="auto",
-        cv=None,
+        cv=5,
         ensemble="auto",
         n_jobs=None,
         random_state=None,

@@ -51,7 +51,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
       those rows and scored on their outputs on the held-out rows, which they
       never saw. The binaries and the weights at ``alpha_`` are then refitted
       on all the data.
-    * ``cv`` a number of folds or a splitter (out-of-fold outputs): the
+    * ``cv`` a number of folds (the default, 5) or a splitter (out-of-fold outputs): the
       out-of-fold outputs are computed once, as in the parent's ``fit``, and the
       aggregation alone is cross-validated on them -- no binary is trained per
       ``alpha`` fold. The weights at ``alpha_`` are fitted on all of them.
@@ -71,7 +71,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         Folds on which each ``alpha`` is scored (``StratifiedKFold`` for an int).
     loss, penalty, l1_ratio, fit_intercept, solver
         The model and its solver, as in :class:`ConvexDecoder`.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=None
+    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
         Which binary outputs the weights are fitted on, as in
         :class:`ConvexAggregationClassifier`.
     n_jobs : int, default=None
@@ -127,7 +127,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         l1_ratio=None,
         fit_intercept=False,
         solver="auto",
-        cv=None,
+        cv=5,
         ensemble="auto",
         n_jobs=None,
         random_state=None,
