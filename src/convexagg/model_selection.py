@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._training import check_learners, subproblem
 from ._training import train as train_binaries
-from ._utils import restore_on_failure
+from ._utils import progress, restore_on_failure
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
@@ -80,7 +80,8 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         Seeds random codes and the binary learners (one seed per column, the
         same in every fold).
     verbose : int, default=0
-        One line per fold (and the stages of ``fit``).
+        One line per fold (and the stages of ``fit``), and a progress bar over
+        the ``alpha_cv`` folds when tqdm is installed.
     tol, max_iter, newton, dtype, init : deprecated
         The solver settings of version 0.1, as in :class:`ConvexDecoder`.
 
@@ -215,7 +216,13 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         if self.cv is not None:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
         rows = np.arange(p.y.size)[training.rows] if self.cv is not None else np.arange(p.y.size)
-        folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
+        splitter = check_cv(self.alpha_cv, p.y[rows], classifier=True)
+        folds = progress(
+            splitter.split(rows, p.y[rows]),
+            total=splitter.get_n_splits(rows, p.y[rows]),
+            desc="alpha folds",
+            enabled=self.verbose > 0,
+        )
         sw = p.sample_weight
         scores = []
         for f, (train_part, val_part) in enumerate(folds):
