@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["progress", "restore_on_failure"]
+__all__ = ["restore_on_failure"]
 
 
 def restore_on_failure(fit):
@@ -32,19 +32,3 @@ def restore_on_failure(fit):
 
     wrapper.__restore_on_failure__ = True
     return wrapper
-
-
-def progress(iterable, *, total=None, desc=None, enabled=True):
-    """``iterable`` behind a tqdm progress bar when ``enabled`` and tqdm is installed.
-
-    tqdm is optional (the ``experiments`` extra): without it, or when not
-    ``enabled``, ``iterable`` is returned as it is, so a long loop shows a bar
-    where it can and costs nothing where it cannot.
-    """
-    if not enabled:
-        return iterable
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return iterable
-    return tqdm(iterable, total=total, desc=desc, leave=False)

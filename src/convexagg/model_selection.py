@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._training import check_learners, subproblem
 from ._training import train as train_binaries
-from ._utils import progress, restore_on_failure
+from ._utils import restore_on_failure
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
@@ -101,8 +101,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         Seeds random codes and the binary learners (one seed per column, the
         same in every fold).
     verbose : int, default=0
-        One line per fold (and the stages of ``fit``), and a progress bar over
-        the ``alpha_cv`` folds when tqdm is installed.
+        One line per fold (and the stages of ``fit``).
     warm_start : bool, default=False
         Refit from the previous fit's binaries and weights; see
         :class:`CodeMatrixClassifier`.
@@ -240,13 +239,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         if self.cv is not None:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
         rows = np.arange(p.y.size)[training.rows] if self.cv is not None else np.arange(p.y.size)
-        splitter = check_cv(self.alpha_cv, p.y[rows], classifier=True)
-        folds = progress(
-            splitter.split(rows, p.y[rows]),
-            total=splitter.get_n_splits(rows, p.y[rows]),
-            desc="alpha folds",
-            enabled=self.verbose > 0,
-        )
+        folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
         sw = p.sample_weight
         scores = []
         for f, (train_part, val_part) in enumerate(folds):

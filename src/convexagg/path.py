@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from ._utils import progress
 from .aggregation import Penalty
 from .decoders.convex import ConvexDecoder
 
@@ -124,7 +123,6 @@ def regularization_path(
     sample_weight=None,
     sample_weight_val=None,
     warm_start=True,
-    verbose=0,
     **legacy,
 ):
     """Solve the paper's problem (12) over a grid of ``alpha`` (its Fig. 3).
@@ -162,9 +160,6 @@ def regularization_path(
     warm_start : bool, default=True
         False solves every ``alpha`` from the solver's own start (the same as
         separate fits; for comparisons).
-    verbose : int, default=0
-        ``> 0``: a progress bar over the ``alphas`` when tqdm is installed
-        (``pip install "convexagg[experiments]"``); nothing otherwise.
     **legacy
         The 0.1 keywords ``loss``, ``penalty``, ``l1_ratio``, ``tol``,
         ``max_iter``, ``newton``: deprecated (``FutureWarning``); they describe
@@ -220,7 +215,7 @@ def regularization_path(
     converged = np.empty(n_alphas, dtype=bool)
     objective_values = np.empty(n_alphas)
     result = None
-    for j, alpha in enumerate(progress(alphas, desc="alphas", enabled=verbose > 0)):
+    for j, alpha in enumerate(alphas):
         problem = objective.with_penalty(decoder.penalty_for(alpha))
         result = config.solve(problem, result if warm_start else None)
         solutions[j] = result.w
