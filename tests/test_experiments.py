@@ -150,6 +150,8 @@ def test_run_produces_every_split_and_table_shapes(data_dir, tmp_path):
     assert all(np.isnan(r["mse"]) for r in msvm)  # labels only
     convex = [r for r in back if r["method"] == "convex"]
     assert all(0 <= r["accuracy"] <= 1 and r["mse"] >= 0 and r["n_iter"] > 0 for r in convex)
+    assert all(np.isnan(r["top_label_ece"]) and np.isnan(r["classwise_ece"]) for r in msvm)
+    assert all(0 <= r["top_label_ece"] <= 1 and 0 <= r["classwise_ece"] <= 1 for r in convex)
 
     md = render_all(rows, ["tiny"], CODES, METHODS, "linear", 2)
     acc = md.split("### Classification accuracy")[1].split("###")[0]
@@ -164,6 +166,19 @@ def test_run_produces_every_split_and_table_shapes(data_dir, tmp_path):
     ]
     assert len(lines) == 2 + 3  # header, separator, one row per code
     assert "n=" not in acc  # every cell has both splits
+    ece = md.split("### Calibration error (no paper value)")[1].split("###")[0]
+    lines = [line.split("|")[1:-1] for line in ece.splitlines() if line.startswith("|")]
+    assert [c.strip() for c in lines[0]] == [
+        "Dataset",
+        "LMR",  # M-SVM has no probabilities
+        "Encoding",
+        "ECE",
+        "Loss-based",
+        "Convex (ours)",
+    ]
+    assert [c.strip() for c in lines[2][2:4]] == ["APs", "top-label"]
+    assert [c.strip() for c in lines[3][2:4]] == ["", "classwise"]
+    assert len(lines) == 2 + 3 * 2 and "—" not in ece  # two rows per code, all measured
 
 
 def test_resume_skips_finished_work_and_reuses_binaries(data_dir, tmp_path, monkeypatch):
@@ -188,6 +203,25 @@ def test_resume_skips_finished_work_and_reuses_binaries(data_dir, tmp_path, monk
     assert errors == [] and len(rows) == 16
     after = json.loads(lost.read_text())
     assert after["accuracy"] == before["accuracy"] and after["mse"] == pytest.approx(before["mse"])
+
+
+def test_results_without_calibration_errors_are_recomputed(data_dir, tmp_path, monkeypatch):
+    cfg = config(data_dir, tmp_path / "out", codes=["ovr"], methods=["lmr", "convex"], reps=1)
+    run(cfg, progress=False, log=lambda s: None)
+    old = cfg.data_cache("tiny") / "logreg" / "ovr" / "rep00" / "convex.json"
+    row = json.loads(old.read_text())
+    del row["top_label_ece"], row["classwise_ece"]  # as an older convexagg wrote it
+    old.write_text(json.dumps(row))
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("binaries retrained although cached")
+
+    monkeypatch.setattr(runner_mod, "fit_tuned_binaries", no_training)
+    assert [(t.code, t.methods) for t in plan(cfg)[0]] == [("ovr", ("convex",))]
+    rows, errors = run(cfg, progress=False, log=lambda s: None)
+    convex = next(r for r in rows if r["method"] == "convex")
+    assert errors == [] and np.isfinite(convex["top_label_ece"])
+    assert convex["accuracy"] == row["accuracy"]
 
 
 def test_a_failing_task_is_reported_and_the_rest_kept(data_dir, tmp_path, monkeypatch):
@@ -250,8 +284,8 @@ def test_cli_reproduce_writes_csv_and_tables(data_dir, tmp_path, capsys):
     assert "### Classification accuracy" in printed and "results.csv" in printed
     with open(out / "results.csv") as f:
         assert len(list(csv.DictReader(f))) == 2 * (2 * 2 + 1)
-    # accuracy, MSE, log-loss, training time, test time
-    assert (out / "tables.md").read_text().count("| tiny (no paper value) |") == 5
+    # accuracy, MSE, log-loss, calibration error, training time, test time
+    assert (out / "tables.md").read_text().count("| tiny (no paper value) |") == 6
 
 
 # ----------------------------------------------------------------------------- figures
@@ -323,3 +357,21 @@ def test_validation_ties_go_to_the_configured_C():
     rbf = [{"C": 2.0, "gamma": 1.0}, {"C": 2.0, "gamma": 0.25}, {"C": 1.0, "gamma": 0.1}]
     assert _break_ties(rbf, "largest") == {"C": 2.0, "gamma": 0.25}
     assert Protocol(c_ties="smallest").fingerprint() != Protocol().fingerprint()
+
+
+def test_a_hard_decoder_is_scored_by_its_labels(tmp_path):
+    """Hamming decoding gives labels only: accuracy, and NaN for the probability scores."""
+    from convexagg.experiments.protocol import Protocol
+    from convexagg.experiments.runner import RunConfig, run
+
+    cfg = RunConfig(
+        datasets=["iris"],
+        codes=["ovo"],
+        methods=["hamming"],
+        reps=1,
+        out=str(tmp_path),
+        protocol=Protocol(c_grid=(1.0,)),
+    )
+    rows, errors = run(cfg, progress=False, log=lambda text: None)
+    assert not errors and len(rows) == 1
+    assert 0.5 < rows[0]["accuracy"] <= 1.0 and np.isnan(rows[0]["log_loss"])

@@ -156,3 +156,11 @@ def test_fit_is_all_or_nothing(iris):
     with pytest.raises(ValueError, match="alphas"):
         fresh.fit(X, y)
     assert not hasattr(fresh, "classes_")
+
+
+def test_verbose_reports_the_folds_and_the_stages(iris, capsys):
+    X, y = iris
+    ConvexAggregationClassifierCV(code="ovr", alphas=3, alpha_cv=3, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    assert out.count("alpha fold") == 3 and "training 3 binary classifiers" in out
+    assert "[ConvexDecoder] iteration" in out  # the final fit's solver lines

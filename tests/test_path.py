@@ -108,3 +108,10 @@ def test_the_0_1_keywords_describe_the_decoder(data):
     np.testing.assert_array_equal(old.weights, new.weights)
     with pytest.raises(TypeError, match="unexpected keyword"):
         regularization_path(Q, y, code, [1e-2], tolerance=1e-3)
+
+
+def test_verbose_reports_every_alpha(data, capsys):
+    Q, y, code, _, _ = data
+    regularization_path(Q, y, code, [1e-1, 1e-3], verbose=1)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "regularization_path" in line]
+    assert [line.split("alpha ")[1].split(":")[0] for line in lines] == ["0.1", "0.001"]

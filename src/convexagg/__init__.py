@@ -9,8 +9,12 @@ solvers) -> estimators (scikit-learn API). The paper's sections 4 and 5.1:
 :func:`generalization_bound` (Proposition 2), :func:`regularization_path` and
 :class:`ConvexAggregationClassifierCV`. :class:`OutputDecoderClassifier` is a
 decoder as a classifier of binary outputs computed elsewhere (``X`` is ``Q``).
+Calibration metrics are in :mod:`convexagg.metrics`; figures of fitted models
+(reliability diagram, weights, convergence, regularisation path) are the
+``*Display`` classes of :mod:`convexagg.display`.
 """
 
+from . import metrics
 from ._version import __version__
 from .codes import make_code
 from .decoders import (
@@ -20,6 +24,12 @@ from .decoders import (
     LossBasedDecoder,
     PairwiseCouplingDecoder,
     WMAPDecoder,
+)
+from .display import (
+    ConvergenceDisplay,
+    RegularizationPathDisplay,
+    ReliabilityDisplay,
+    WeightsDisplay,
 )
 from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
 from .model_selection import ConvexAggregationClassifierCV
@@ -33,15 +43,20 @@ __all__ = [
     "ConvexAggregationClassifier",
     "ConvexAggregationClassifierCV",
     "ConvexDecoder",
+    "ConvergenceDisplay",
     "GeneralizationBound",
     "HammingDecoder",
     "LossBasedDecoder",
     "OutputDecoderClassifier",
     "PairwiseCouplingDecoder",
     "RegularizationPath",
+    "RegularizationPathDisplay",
+    "ReliabilityDisplay",
     "WMAPDecoder",
+    "WeightsDisplay",
     "generalization_bound",
     "make_code",
+    "metrics",
     "regularization_path",
     "__version__",
 ]

@@ -3,8 +3,22 @@
 from __future__ import annotations
 
 import functools
+import sys
 
-__all__ = ["restore_on_failure"]
+__all__ = ["progress", "restore_on_failure"]
+
+
+def progress(iterable, total, desc, verbose):
+    """``iterable`` with a progress bar when ``verbose`` and tqdm is installed (the
+    ``experiments`` extra) and standard error is a terminal; ``iterable`` itself
+    otherwise (the callers then print their ``verbose`` lines)."""
+    if not verbose or not sys.stderr.isatty():
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
 def restore_on_failure(fit):

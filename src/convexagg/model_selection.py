@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._training import check_learners, subproblem
 from ._training import train as train_binaries
-from ._utils import restore_on_failure
+from ._utils import progress, restore_on_failure
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
@@ -242,7 +242,8 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
         sw = p.sample_weight
         scores = []
-        for f, (train_part, val_part) in enumerate(folds):
+        folds = progress(enumerate(folds), None, "alpha folds", self.verbose)
+        for f, (train_part, val_part) in folds:
             fit_rows, val_rows = rows[train_part], rows[val_part]
             if self.cv is None:
                 Q_train, Q_val = self._fold_outputs(p, fit_rows, val_rows)

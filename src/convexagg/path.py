@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
+from ._utils import progress
 from .aggregation import Penalty
 from .decoders.convex import ConvexDecoder
 
@@ -123,6 +124,7 @@ def regularization_path(
     sample_weight=None,
     sample_weight_val=None,
     warm_start=True,
+    verbose=0,
     **legacy,
 ):
     """Solve the paper's problem (12) over a grid of ``alpha`` (its Fig. 3).
@@ -160,6 +162,9 @@ def regularization_path(
     warm_start : bool, default=True
         False solves every ``alpha`` from the solver's own start (the same as
         separate fits; for comparisons).
+    verbose : int, default=0
+        ``> 0``: a progress bar over the alphas (with tqdm, on a terminal), or
+        one line per alpha.
     **legacy
         The 0.1 keywords ``loss``, ``penalty``, ``l1_ratio``, ``tol``,
         ``max_iter``, ``newton``: deprecated (``FutureWarning``); they describe
@@ -215,9 +220,11 @@ def regularization_path(
     converged = np.empty(n_alphas, dtype=bool)
     objective_values = np.empty(n_alphas)
     result = None
-    for j, alpha in enumerate(alphas):
+    for j, alpha in progress(enumerate(alphas), n_alphas, "regularization path", verbose):
         problem = objective.with_penalty(decoder.penalty_for(alpha))
         result = config.solve(problem, result if warm_start else None)
+        if verbose:
+            print(f"[regularization_path] alpha {alpha:.3g}: {result.n_iter} iterations")
         solutions[j] = result.w
         n_iter[j] = result.n_iter
         converged[j] = result.converged

@@ -31,11 +31,13 @@ from sklearn.svm import SVC
 
 from .._version import __version__
 from ..binary import ConstantBinaryPredictor, predict_binaries
+from ..metrics import classwise_calibration_error, top_label_calibration_error
 
 __all__ = [
     "BASE_LEARNERS",
     "PAPER_SOLVER",
     "DATASET_SETTINGS",
+    "PROBABILITY_METRICS",
     "Protocol",
     "Split",
     "base_for",
@@ -103,6 +105,9 @@ DATASET_SETTINGS = {
 }
 
 BASE_LEARNERS = ("logreg", "linsvm", "rbfsvm")
+
+# What :func:`metrics` measures on probabilities (besides accuracy); NaN for hard methods.
+PROBABILITY_METRICS = ("mse", "log_loss", "top_label_ece", "classwise_ece")
 
 
 def base_for(dataset, base):
@@ -279,18 +284,26 @@ def fit_tuned_binaries(base, split, code, protocol, random_state=0):
 
 
 def metrics(y_true, proba=None, labels=None):
-    """Accuracy, the paper's MSE (multiclass Brier score, summed over classes) and
-    log-loss; ``proba`` None (hard methods) leaves the last two NaN."""
+    """Accuracy, the paper's MSE (multiclass Brier score, summed over classes),
+    log-loss and the top-label and classwise calibration errors (15 equal-width bins,
+    :mod:`convexagg.metrics`); ``proba`` None (hard methods) leaves all but accuracy NaN.
+
+    ``y_true`` holds class indices, ``proba`` one column per class."""
     y_true = np.asarray(y_true)
     if proba is None:
-        return {"accuracy": float(np.mean(labels == y_true)), "mse": np.nan, "log_loss": np.nan}
+        return {"accuracy": float(np.mean(labels == y_true))} | dict.fromkeys(
+            PROBABILITY_METRICS, np.nan
+        )
     proba = np.asarray(proba, dtype=np.float64)
     onehot = np.zeros_like(proba)
     onehot[np.arange(y_true.size), y_true] = 1.0
     pred = np.argmax(proba, axis=1)
     p_true = proba[np.arange(y_true.size), y_true]
+    classes = np.arange(proba.shape[1])
     return {
         "accuracy": float(np.mean(pred == y_true)),
         "mse": float(np.mean(np.sum((onehot - proba) ** 2, axis=1))),
         "log_loss": float(np.mean(-np.log(np.maximum(p_true, 1e-15)))),
+        "top_label_ece": top_label_calibration_error(y_true, proba, labels=classes),
+        "classwise_ece": classwise_calibration_error(y_true, proba, labels=classes),
     }

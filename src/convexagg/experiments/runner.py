@@ -20,7 +20,9 @@ recomputed beside them.
 
 The cache heals itself: an entry that cannot be read back (a truncated or corrupt
 JSON, NPZ or NPY file, say after a crash or a full disk) counts as missing
-(:func:`read_cached`), is removed and recomputed.
+(:func:`read_cached`), is removed and recomputed; so does a method result without
+one of the metrics (written before the calibration errors were added), recomputed
+from the cached binary outputs.
 """
 
 from __future__ import annotations
@@ -44,7 +46,16 @@ from ..datasets import load_dataset
 from ..io import atomic_write
 from .direct import DIRECT_METHODS, run_direct
 from .methods import AGGREGATION_METHODS, MethodContext, make_decoder
-from .protocol import Protocol, aggregation_alpha, base_for, fit_tuned_binaries, make_split, metrics
+from .protocol import (
+    PROBABILITY_METRICS,
+    Protocol,
+    aggregation_alpha,
+    base_for,
+    fit_tuned_binaries,
+    make_split,
+    metrics,
+)
+from .tables import METRICS
 
 __all__ = ["RunConfig", "Task", "collect_rows", "plan", "read_cached", "run"]
 
@@ -139,6 +150,17 @@ def _json_dict(path):
     return value
 
 
+def _result_dict(path):
+    """A cached method result; one without every metric of :func:`metrics` (written by
+    an older convexagg, before the calibration errors) is outdated: recomputed, from
+    the cached binary outputs for aggregation methods."""
+    row = _json_dict(path)
+    missing = [key for key in PROBABILITY_METRICS if key not in row]
+    if missing:
+        raise KeyError(f"{path} lacks {missing}")
+    return row
+
+
 def _write_json(path, obj):
     data = json.dumps(obj, indent=1, sort_keys=True, default=_json_default).encode()
     _atomic_write(path, lambda h: h.write(data))
@@ -217,7 +239,7 @@ def plan(cfg, datasets_info=None):
                 missing = tuple(
                     m
                     for m in agg
-                    if read_cached(_agg_dir(cfg, name, base, code, rep) / f"{m}.json", _json_dict)
+                    if read_cached(_agg_dir(cfg, name, base, code, rep) / f"{m}.json", _result_dict)
                     is None
                 )
                 done += len(agg) - len(missing)
@@ -228,7 +250,7 @@ def plan(cfg, datasets_info=None):
                     cost = n_samples * M * (1 + n_classes / 10)
                     tasks.append(Task("agg", name, rep, base, code, missing, cost))
             for m in direct:
-                if read_cached(_direct_dir(cfg, name, rep) / f"{m}.json", _json_dict) is not None:
+                if read_cached(_direct_dir(cfg, name, rep) / f"{m}.json", _result_dict) is not None:
                     done += 1
                 else:
                     tasks.append(
@@ -321,9 +343,11 @@ def _apply_decoder(method, ctx, data):
     decoder.fit(data["Q_train"], data["y_train"], data["code"], output="proba")
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    proba = decoder.predict_proba(data["Q_test"])
+    if hasattr(decoder, "predict_proba"):
+        row = metrics(data["y_test"], decoder.predict_proba(data["Q_test"]))
+    else:  # a hard decoder (Hamming): labels only, the probability scores stay NaN
+        row = metrics(data["y_test"], labels=decoder.predict(data["Q_test"]))
     predict_seconds = time.perf_counter() - start
-    row = metrics(data["y_test"], proba)
     row.update(
         fit_seconds=fit_seconds,
         predict_seconds=predict_seconds,
@@ -371,12 +395,7 @@ ROW_KEYS = (
     "code",
     "method",
     "rep",
-    "accuracy",
-    "mse",
-    "log_loss",
-    "fit_seconds",
-    "predict_seconds",
-    "n_iter",
+    *METRICS,
     "binary_seconds",
     "median_log2_C",
     "chosen",

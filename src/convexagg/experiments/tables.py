@@ -17,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "PAPER_NAMES",
+    "calibration_table",
     "differences",
     "load_paper_results",
     "render_all",
@@ -50,7 +51,17 @@ METHOD_TITLES = {
 }
 CODE_TITLES = {"ovo": "APs", "ovr": "OVA", "ecoc": "ECOC"}
 DIRECT = ("msvm", "lmr")
-METRICS = ("accuracy", "mse", "log_loss", "fit_seconds", "predict_seconds", "n_iter")
+METRICS = (
+    "accuracy",
+    "mse",
+    "log_loss",
+    "top_label_ece",
+    "classwise_ece",
+    "fit_seconds",
+    "predict_seconds",
+    "n_iter",
+)
+ECE_TITLES = {"top_label_ece": "top-label", "classwise_ece": "classwise"}
 
 
 def load_paper_results():
@@ -177,6 +188,29 @@ def performance_table(summary, paper, datasets, codes, methods, metric, family, 
     return _markdown(header, body)
 
 
+def calibration_table(summary, datasets, codes, methods, reps):
+    """Top-label and classwise calibration errors (15 bins) of every method with
+    probabilities: a row per data set, code and kind of error (no paper values)."""
+    direct = [m for m in methods if m in DIRECT and m != "msvm"]  # M-SVM: labels only
+    agg = [m for m in methods if m not in DIRECT]
+    header = ["Dataset", *(METHOD_TITLES[m] for m in direct), "Encoding", "ECE"]
+    header += [METHOD_TITLES.get(m, m) for m in agg]
+    body = []
+    for ds in datasets:
+        for i, code in enumerate(codes):
+            for j, (metric, title) in enumerate(ECE_TITLES.items()):
+                first = i == 0 and j == 0
+                row = [_dataset_title(ds) if first else ""]
+                row += [
+                    _cell(summary, {}, ds, "", m, metric, "", reps) if i == 0 else ""
+                    for m in direct
+                ]
+                row += [CODE_TITLES[code] if j == 0 else "", title]
+                row += [_cell(summary, {}, ds, code, m, metric, "", reps) for m in agg]
+                body.append(row)
+    return _markdown(header, body)
+
+
 def train_time_table(summary, paper, datasets, codes, reps):
     """The paper's training-time table for the convex aggregation (plus our binaries)."""
     header = ["Dataset", "Encoding", "M", "iter", "time (s)", "binaries (s)"]
@@ -276,6 +310,14 @@ def render_all(rows, datasets, codes, methods, base, reps):
         "### Log-loss (not in the paper)",
         "",
         performance_table(summary, {}, datasets, codes, methods, "log_loss", family, reps),
+        "",
+        "### Calibration error (no paper value)",
+        "",
+        "Expected calibration error, 15 equal-width bins (`convexagg.metrics`): top-label "
+        "bins the largest probability against the accuracy, classwise bins every class's "
+        "probability against its frequency (Kull et al. 2019); lower is better.",
+        "",
+        calibration_table(summary, datasets, codes, methods, reps),
     ]
     if "convex" in methods:
         parts += [
