@@ -175,7 +175,7 @@ default="ovo"
     decoder_ : fitted decoder
     binary_output_ : {"proba", "margin"}
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string column names.
 
     Notes
@@ -268,7 +268,7 @@ default="ovo"
         The estimator consumes ``sample_weight`` itself (the aggregation's
         criterion) and routes ``fit`` parameters to its binary learners' ``fit``
         (and to the splitter's ``split`` with out-of-fold outputs); see
-        scikit-learn's :ref:`User Guide <metadata_routing>`.
+        scikit-learn's user guide on metadata routing.
 
         Returns
         -------

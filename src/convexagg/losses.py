@@ -114,14 +114,14 @@ def cross_entropy_into(q, out, work=None):
     ----------
     q : ndarray
         Probabilities of the positive side.
-    out : ndarray of shape (2, *q.shape)
+    out : ndarray of shape ``(2,) + q.shape``
         Receives ``-log q`` and ``-log(1 - q)``; float64 or float32.
     work : ndarray of q's shape, default=None
         Float64 scratch space; ``q`` itself (float64, overwritten) when None.
 
     Returns
     -------
-    out : ndarray of shape (2, *q.shape)
+    out : ndarray of shape ``(2,) + q.shape``
         The array ``out``, filled.
     """
     work = clip_proba(q, out=q if work is None else work)
