@@ -136,7 +136,7 @@ def letter_workload(args, code_name="ovo", n_jobs=None, n_classes=26):
 
 def solver_settings():
     """``[(label, solver)]``: the default, the paper's preset, version 0.1's fastest
-    setting and the default method in single precision."""
+    setting and the default method in double precision (what ``dtype="auto"`` buys)."""
     from convexagg.solvers import InteriorPoint, ProjectedNewton
 
     return [
@@ -148,7 +148,7 @@ def solver_settings():
                 method="predictor_corrector", newton="direct", dtype="float32", init="subsample"
             ),
         ),
-        ("projected Newton, float32", ProjectedNewton(dtype="float32")),
+        ("projected Newton, float64", ProjectedNewton(dtype="float64")),
     ]
 
 

@@ -45,10 +45,10 @@ def reference(outputs):
     return ConvexDecoder(solver=LBFGSB(tol=1e-12)).fit(Q, y, code)
 
 
-def test_the_default_is_the_projected_newton_method_in_float64(outputs, reference):
+def test_the_default_is_the_projected_newton_method(outputs, reference):
     Q, y, code = outputs
     dec = ConvexDecoder().fit(Q, y, code)
-    assert isinstance(dec.solver_, ProjectedNewton) and dec.solver_.dtype == "float64"
+    assert isinstance(dec.solver_, ProjectedNewton) and dec.solver_.dtype == "auto"
     assert dec.solver == "auto"  # the parameter is not changed by fit
     assert dec.converged_
     assert dec.objective_ - reference.objective_ <= 1e-6 * reference.objective_
@@ -250,6 +250,25 @@ def test_decision_function_is_minus_rho(outputs, loss, fit_intercept):
     np.testing.assert_allclose(dec.decision_function(Q_new), -rho, rtol=1e-12)
     np.testing.assert_array_equal(Q_new[:3, 0], [0.0, 1.0, 0.5])  # the input is untouched
     assert np.any(dec.intercept_ != 0) == fit_intercept
+
+
+def test_auto_precision_stores_large_problems_in_float32():
+    # 2**20 losses (n x 2M) and more: float32; fewer: float64
+    Q, y, code = synthetic_outputs(2**20 // 30, 6)  # M = 15: 2 * 15 * n < 2**20
+    small = ConvexDecoder().likelihood_objective(Q, y, code)
+    Q2 = np.vstack([Q, Q[:100]])
+    large = ConvexDecoder().likelihood_objective(Q2, np.r_[y, y[:100]], code)
+    assert small.LT.dtype == np.float64 and large.LT.dtype == np.float32
+    explicit = ConvexDecoder(solver=ProjectedNewton(dtype="float64"))
+    exact = explicit.likelihood_objective(Q2, np.r_[y, y[:100]], code)
+    assert exact.LT.dtype == np.float64
+    # the large problem in float32 reaches the float64 solution's objective value
+    fit32 = ConvexDecoder().fit(Q2, np.r_[y, y[:100]], code)
+    fit64 = clone(explicit).fit(Q2, np.r_[y, y[:100]], code)
+    f32, f64 = exact.value(fit32.weights_), exact.value(fit64.weights_)
+    assert fit32.converged_ and abs(f32 - f64) <= 1e-6 * f64
+    # predictions do not depend on the number of rows asked for
+    np.testing.assert_array_equal(fit32.predict_proba(Q2[:10]), fit32.predict_proba(Q2)[:10])
 
 
 def test_float32_decodes_to_single_precision(outputs):

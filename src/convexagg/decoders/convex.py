@@ -307,13 +307,12 @@ class ConvexDecoder(BaseDecoder):
         objective : BlockedObjective
             The objective, ready for a solver's ``solve``.
         """
-        return self._likelihood(
-            Q, y, code, output, sample_weight, self.solver_config().dtype, alpha
-        )
+        return self._likelihood(Q, y, code, output, sample_weight, self.solver_config(), alpha)
 
-    def _likelihood(self, Q, y, code, output, sample_weight, dtype, alpha=None):
+    def _likelihood(self, Q, y, code, output, sample_weight, config, alpha=None):
         self._check_output(output)
         Q, y, code = check_fit_inputs(Q, y, code, output)
+        dtype = config.storage_dtype(2 * Q.size)
         return BlockedObjective.from_outputs(
             Q,
             code,
@@ -420,7 +419,7 @@ class ConvexDecoder(BaseDecoder):
         callback = self._callback()
         extra = {}
         if self.formulation == "likelihood":
-            objective = self._likelihood(Q, y, code, output, sample_weight, config.dtype)
+            objective = self._likelihood(Q, y, code, output, sample_weight, config)
             code = objective.code
             result = config.solve(objective, self._previous(code), callback)
         else:
@@ -483,7 +482,7 @@ class ConvexDecoder(BaseDecoder):
             self.penalty_for(),
             loss=self.loss,
             output=output,
-            dtype=config.dtype,
+            dtype=config.storage_dtype(None),
             fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
         )
@@ -529,7 +528,7 @@ class ConvexDecoder(BaseDecoder):
             self.intercept_ if self.fit_intercept else None,
             loss=self.loss,
             output=self.output_,
-            dtype=self.solver_.dtype,
+            dtype=self.solver_.storage_dtype(None),  # the same for every block of rows
         )
         return np.negative(rho, out=rho)
 
