@@ -112,6 +112,17 @@ class SolverConfig(BaseEstimator):
         ``FLOAT32_FROM_VALUES`` (2**20) values on, float64 below and when the
         size is not known in advance (``n_values=None``: a Dask array, and
         predictions, which are made block by block).
+
+        Parameters
+        ----------
+        n_values : int or None
+            Number of losses the problem stores (``n_samples x n_classifiers``);
+            None when not known in advance.
+
+        Returns
+        -------
+        dtype : numpy.dtype
+            float32 or float64.
         """
         if self.dtype != "auto":
             return np.dtype(self.dtype)
