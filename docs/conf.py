@@ -24,6 +24,7 @@ for _module in ("sphinx_gallery", "numpydoc", "myst_parser", "pydata_sphinx_them
             "(or run `make docs`)"
         ) from exc
 
+from sphinx_gallery.sorting import ExplicitOrder  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402  (scikit-learn's dependency)
 
 import convexagg  # noqa: E402  (after the check above)
@@ -95,7 +96,21 @@ sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
-    "within_subsection_order": "FileNameSortKey",
+    # from the first steps to scale-out
+    "within_subsection_order": ExplicitOrder(
+        [
+            "plot_quick_start.py",
+            "plot_reliability.py",
+            "plot_decoders.py",
+            "plot_codes.py",
+            "plot_broken_classifier.py",
+            "plot_regularization_path.py",
+            "plot_out_of_fold.py",
+            "plot_convergence.py",
+            "plot_dask.py",
+            "*",
+        ]
+    ),
     "doc_module": ("convexagg",),
     "backreferences_dir": "generated/backreferences",
     "remove_config_comments": True,

@@ -37,7 +37,7 @@ equal = LossBasedDecoder().fit(Q, y, code)
 learned = ConvexDecoder(solver="interior_point").fit(Q, y, code)
 for name, decoder in [("loss-based (equal weights)", equal), ("convex aggregation", learned)]:
     print(f"{name:28s} training accuracy {np.mean(decoder.predict(Q) == y):.3f}")
-print("learned weights", learned.weights_.round(4))
+print("learned weights", learned.weights_.round(4).tolist())
 
 # %%
 # The weights beside the code

@@ -1,7 +1,7 @@
 """
-=====================================
-The decoders compared on one binaries
-=====================================
+==========================================
+The decoders compared on the same binaries
+==========================================
 
 A decoder turns the outputs of the binary classifiers into a class (and, for
 most, class probabilities). Because every decoder of :mod:`convexagg.decoders`
