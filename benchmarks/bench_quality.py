@@ -221,8 +221,9 @@ def split(X, y, rep, max_features=500):
 
 
 def scores(y_test, proba, classes):
-    from convexagg.metrics import classwise_calibration_error, top_label_calibration_error
     from sklearn.metrics import log_loss
+
+    from convexagg.metrics import classwise_calibration_error, top_label_calibration_error
 
     onehot = (y_test[:, None] == classes[None, :]).astype(float)
     proba = np.clip(proba, 0.0, 1.0)

@@ -54,6 +54,22 @@ class ConstantBinaryPredictor(BaseEstimator):
     """
 
     def fit(self, X, y, sample_weight=None):
+        """Record the (weighted) fraction of positive targets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Ignored but for its number of rows.
+        y : array-like of shape (n_samples,)
+            0/1 targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the targets.
+
+        Returns
+        -------
+        self : ConstantBinaryPredictor
+            The fitted predictor.
+        """
         y = np.asarray(y)
         if y.size and sample_weight is not None and np.sum(sample_weight) > 0:
             self.p_ = float(np.average(y == 1, weights=sample_weight))
@@ -63,17 +79,54 @@ class ConstantBinaryPredictor(BaseEstimator):
         return self
 
     def predict_proba(self, X):
+        """Return the constant probabilities of the negative and the positive side.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples (only their number is used).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            ``1 - p_`` and ``p_`` in every row.
+        """
         n = _num_samples(X)
         return np.column_stack([np.full(n, 1.0 - self.p_), np.full(n, self.p_)])
 
     def decision_function(self, X):
+        """Return the constant margin: the log-odds of ``p_``, clipped to ``[-10, 10]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples (only their number is used).
+
+        Returns
+        -------
+        margin : ndarray of shape (n_samples,)
+            The same value in every row.
+        """
         p = min(max(self.p_, 1e-5), 1 - 1e-5)
         return np.full(_num_samples(X), np.clip(np.log(p / (1 - p)), -10.0, 10.0))
 
 
 def binary_output_kind(estimator, name="estimator"):
-    """``"proba"`` if ``estimator`` has ``predict_proba``, ``"margin"`` if it has
-    ``decision_function``; otherwise a ``TypeError`` naming it as ``name``."""
+    """Say which binary outputs ``estimator`` gives: probabilities or margins.
+
+    Parameters
+    ----------
+    estimator : object
+        A binary classifier.
+    name : str, default="estimator"
+        How the ``TypeError`` names it.
+
+    Returns
+    -------
+    output : {"proba", "margin"}
+        ``"proba"`` if ``estimator`` has ``predict_proba``, ``"margin"`` if it has
+        ``decision_function``; otherwise a ``TypeError``.
+    """
     if hasattr(estimator, "predict_proba"):
         return "proba"
     if hasattr(estimator, "decision_function"):
@@ -119,7 +172,20 @@ def _warn_one_sided(y, code, where=""):
 
 
 def column_seeds(random_state, n_columns):
-    """One integer seed per code column, or ``None`` for each when ``random_state`` is None."""
+    """Draw one integer seed per code column.
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance or None
+        The generator; None gives no seeds.
+    n_columns : int
+        Number of code columns.
+
+    Returns
+    -------
+    seeds : list of int or None
+        One seed per column, or ``None`` for each when ``random_state`` is None.
+    """
     if random_state is None:
         return [None] * n_columns
     rng = check_random_state(random_state)
@@ -266,9 +332,11 @@ def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None, fit_params=None
     estimator : classifier, or list of classifiers
         The binary learner, or one learner per code column.
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Training samples.
     y : ndarray of shape (n_samples,)
         Integer class indices.
     code : ndarray of shape (n_classes, n_classifiers)
+        The code matrix; column ``l`` defines binary problem ``l``.
     n_jobs : int, default=None
         Parallel jobs (joblib; honours ``joblib.parallel_config``).
     seeds : list of int or None, default=None
@@ -284,7 +352,8 @@ def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None, fit_params=None
 
     Returns
     -------
-    list of fitted estimators, one per column.
+    estimators : list of fitted estimators
+        One per column.
     """
     _warn_one_sided(y, code)
     seeds, warm = _per_column(code, seeds, warm)
@@ -309,13 +378,35 @@ def fit_predict_binaries(
     One parallel task per column fits the clone and predicts the training rows
     while it has them, so the estimators and ``X`` are not shipped to the
     workers a second time (the paper's protocol: the weights are fitted on the
-    binaries' outputs on their own training data). The other parameters are
-    those of :func:`fit_binaries`.
+    binaries' outputs on their own training data).
+
+    Parameters
+    ----------
+    estimator : classifier, or list of classifiers
+        The binary learner, or one learner per code column.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Training samples.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+    code : ndarray of shape (n_classes, n_classifiers)
+        The code matrix; column ``l`` defines binary problem ``l``.
+    output : {"proba", "margin"}
+        Which outputs to predict (``predict_proba`` or ``decision_function``).
+    n_jobs : int, default=None
+        Parallel jobs (joblib).
+    seeds : list of int or None, default=None
+        One seed per column, as in :func:`fit_binaries`.
+    fit_params : dict or list of dict, default=None
+        Passed to the learners' ``fit``, as in :func:`fit_binaries`.
+    warm : list of fitted binaries, default=None
+        Refitted in place, as in :func:`fit_binaries`.
 
     Returns
     -------
-    estimators : list of fitted estimators, one per column
+    estimators : list of fitted estimators
+        One per column.
     Q : ndarray of shape (n_samples, n_classifiers)
+        Their outputs on ``X``.
     """
     learners = [_learner(estimator, l) for l in range(code.shape[1])]
     if all(_is_linear_class(type(est), output) for est in learners):  # they predict faster together
@@ -335,10 +426,27 @@ def fit_predict_binaries(
 
 
 def predict_binaries(estimators, X, output, n_jobs=None):
-    """Binary outputs ``Q`` of shape ``(n_samples, n_classifiers)``, checked to be finite
-    (and inside ``[0, 1]`` for probabilities). Linear binaries with the same number
-    of features predict in one product (see the module docstring), the others in
-    parallel, one task each."""
+    """Predict the binary outputs ``Q``, checked to be finite (in ``[0, 1]`` for probabilities).
+
+    Linear binaries with the same number of features predict in one product
+    (see the module docstring), the others in parallel, one task each.
+
+    Parameters
+    ----------
+    estimators : list of fitted binary classifiers
+        One per code column.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Samples.
+    output : {"proba", "margin"}
+        Which outputs to predict (``predict_proba`` or ``decision_function``).
+    n_jobs : int, default=None
+        Parallel jobs (joblib).
+
+    Returns
+    -------
+    Q : ndarray of shape (n_samples, n_classifiers)
+        Column ``l`` is the output of ``estimators[l]``.
+    """
     linear = [l for l, est in enumerate(estimators) if _is_linear(est, output)]
     if len({estimators[l].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
         linear = []
@@ -369,21 +477,35 @@ def _fold_binary(estimator, X, y, column, train, test, output, seed, index, fit_
 def fold_binaries(
     estimator, X, y, code, splits, output, n_jobs=None, seeds=None, fit_params=None, keep=True
 ):
-    """Binaries trained on each fold's training rows, and their outputs on its test rows.
+    """Train binaries on each fold's training rows and predict its test rows.
 
     Parameters
     ----------
+    estimator : classifier, or list of classifiers
+        The binary learner, or one learner per code column.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Training samples.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+    code : ndarray of shape (n_classes, n_classifiers)
+        The code matrix; column ``l`` defines binary problem ``l``.
     splits : list of (train, test) index arrays
         A row may be in at most one test part; rows in none get no output.
+    output : {"proba", "margin"}
+        Which outputs to predict.
+    n_jobs : int, default=None
+        Parallel jobs (joblib).
+    seeds : list of int or None, default=None
+        One seed per column; column ``l`` gets the same seed in every fold.
+    fit_params : dict or list of dict, default=None
+        Passed to the learners' ``fit`` on each fold's training rows.
     keep : bool, default=True
         Return the fitted binaries (an ensemble member per fold), not only the outputs.
-    estimator, X, y, code, output, n_jobs, seeds, fit_params
-        As in :func:`fit_predict_binaries`; column ``l`` gets the same seed in
-        every fold.
 
     Returns
     -------
-    members : list of lists of fitted binaries, one list per fold (None without ``keep``)
+    members : list of lists of fitted binaries, or None
+        One list per fold (None without ``keep``).
     Q : ndarray of shape (n_samples, n_classifiers)
         Out-of-fold outputs (zeros on rows that are in no test part).
     covered : ndarray of bool, shape (n_samples,)
@@ -437,15 +559,30 @@ def out_of_fold_outputs(
 
     Parameters
     ----------
+    estimator : classifier, or list of classifiers
+        The binary learner, or one learner per code column.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Training samples.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+    code : ndarray of shape (n_classes, n_classifiers)
+        The code matrix; column ``l`` defines binary problem ``l``.
     cv : cross-validation splitter
         Already checked (``sklearn.model_selection.check_cv``); a partition of
         the rows (every row in exactly one test part).
-    estimator, X, y, code, output, n_jobs, seeds, fit_params
-        As in :func:`fold_binaries`.
+    output : {"proba", "margin"}
+        Which outputs to predict.
+    n_jobs : int, default=None
+        Parallel jobs (joblib).
+    seeds : list of int or None, default=None
+        One seed per column, the same in every fold.
+    fit_params : dict or list of dict, default=None
+        Passed to the learners' ``fit`` on each fold's training rows.
 
     Returns
     -------
     Q : ndarray of shape (n_samples, n_classifiers)
+        The out-of-fold outputs.
     """
     splits = list(cv.split(X, y))
     _, Q, covered = fold_binaries(

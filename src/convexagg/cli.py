@@ -84,6 +84,13 @@ def _add_csv_options(parser):
 
 
 def build_parser():
+    """Build the ``convexagg`` argument parser and its subcommands.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        The parser of :func:`main`.
+    """
     parser = argparse.ArgumentParser(
         prog="convexagg",
         description="Multiclass classification by binary decomposition with convex aggregation.",
@@ -553,6 +560,18 @@ HANDLERS = {
 
 
 def main(argv=None):
+    """Run the ``convexagg`` command line (also ``python -m convexagg``).
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    status : int
+        0 on success, 1 after a one-line ``convexagg: error: ...`` message.
+    """
     args = build_parser().parse_args(argv)
     handler = HANDLERS[args.command]
     quiet = args.command in ("fit", "predict")  # their warnings: one line each, at the end

@@ -80,18 +80,35 @@ def _check_n_classes(n_classes, minimum=2):
 def one_vs_rest(n_classes):
     """One-vs-rest (OVA) code: column ``k`` puts class ``k`` against all others.
 
-    Returns an ``(n_classes, n_classes)`` matrix with ``+1`` on the diagonal and
-    ``-1`` elsewhere.
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, at least 2.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, n_classes), dtype int8
+        ``+1`` on the diagonal and ``-1`` elsewhere.
     """
     n_classes = _check_n_classes(n_classes)
     return 2 * np.eye(n_classes, dtype=np.int8) - 1
 
 
 def one_vs_one(n_classes):
-    """All-pairs (one-vs-one) code: one column per pair ``a < b``.
+    """Build the all-pairs (one-vs-one) code: one column per pair ``a < b``.
 
     Columns are in lexicographic order ``(0,1), (0,2), ..., (K-2,K-1)`` (LIBSVM's
     and scikit-learn's order); class ``a`` is positive, ``b`` negative.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, at least 2.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, n_classes * (n_classes - 1) / 2), dtype int8
+        The one-vs-one code.
     """
     n_classes = _check_n_classes(n_classes)
     pairs = list(combinations(range(n_classes), 2))
@@ -109,6 +126,16 @@ def complete(n_classes):
     ``1..K-1`` (most significant bit = class 1; bit 0 -> -1, bit 1 -> +1), class 0
     always ``+1``; the all-``+1`` pattern is left out. Limited to ``K <= 16``
     (32,767 columns).
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, at least 2.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, 2**(n_classes - 1) - 1), dtype int8
+        The complete code.
     """
     n_classes = _check_n_classes(n_classes)
     if n_classes > 16:
@@ -144,6 +171,16 @@ def ternary_complete(n_classes):
     this is, to our reading, the order ``designecoc`` returns, but it has not
     been checked against MATLAB itself. For ``K = 2`` the code is
     ``[[-1], [+1]]``, as ``designecoc`` returns for every design.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, at least 2.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, (3**n_classes - 2**(n_classes + 1) + 1) / 2), dtype int8
+        The ternary complete code.
 
     References
     ----------
@@ -190,6 +227,16 @@ def ordinal(n_classes):
     follow ``classes_`` (sorted labels), so the labels must sort in their
     ordinal order (e.g. integers ``0..K-1``, not ``"high" < "low"``).
 
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, at least 2.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, n_classes - 1), dtype int8
+        The ordinal code.
+
     References
     ----------
     MathWorks. Statistics and Machine Learning Toolbox documentation:
@@ -209,6 +256,16 @@ def min_codeword_distance(code):
     ``Delta(u, v) = sum_l (1 - u_l v_l) / 2``: an agreeing non-zero position
     counts 0, a disagreeing one 1, a position with a zero 1/2. Used to rank random
     candidates, not to check validity (``Delta(u, u) > 0`` when ``u`` has zeros).
+
+    Parameters
+    ----------
+    code : array-like of shape (n_classes, n_classifiers)
+        A code matrix.
+
+    Returns
+    -------
+    distance : float
+        The smallest ``Delta`` over pairs of distinct classes.
     """
     code = np.asarray(code, dtype=np.float64)
     gram = code @ code.T
@@ -290,6 +347,23 @@ def sparse_random(n_classes, n_columns=None, *, n_candidates=2000, random_state=
     ``n_candidates`` valid random matrices the one with the largest minimum
     codeword distance is kept (the paper drew 20,000; 2,000 reach the same
     distance in practice and take a tenth of the time).
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, at least 2.
+    n_columns : int, default=None
+        Number of columns; ``ceil(15 log2 K)`` when None.
+    n_candidates : int, default=2000
+        Random codes drawn; the best by minimum codeword distance is kept.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draws; an int gives one code.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, n_columns), dtype int8
+        A valid code: every column has both signs, no column repeats another or
+        its negation, every pair of classes is separated.
     """
     n_classes = _check_n_classes(n_classes, minimum=2)
     if n_columns is None:
@@ -308,6 +382,22 @@ def dense_random(n_classes, n_columns=None, *, n_candidates=2000, random_state=N
 
     Candidate search as in :func:`sparse_random`. When more columns are asked for
     than distinct bipartitions exist (``K <= 5``), the complete code is returned.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``K``, at least 2.
+    n_columns : int, default=None
+        Number of columns; ``ceil(10 log2 K)`` when None.
+    n_candidates : int, default=2000
+        Random codes drawn; the best by minimum codeword distance is kept.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draws; an int gives one code.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, n_columns), dtype int8
+        A valid code without zeros (the complete code when it has no more columns).
     """
     n_classes = _check_n_classes(n_classes, minimum=2)
     if n_columns is None:
@@ -330,6 +420,7 @@ def check_code_matrix(code, n_classes=None):
     Returns
     -------
     code : ndarray of shape (n_classes, n_classifiers), dtype int8
+        The validated code.
 
     Raises
     ------
@@ -400,12 +491,14 @@ def make_code(spec, n_classes, random_state=None):
         MATLAB's designs of those names (:func:`ternary_complete`,
         :func:`ordinal`). An array is validated and returned.
     n_classes : int
+        Number of classes (rows of the code).
     random_state : int, RandomState instance or None
         Seeds the random codes.
 
     Returns
     -------
     code : ndarray of shape (n_classes, n_classifiers), dtype int8
+        The code matrix.
     """
     n_classes = _check_n_classes(n_classes)
     if isinstance(spec, str):

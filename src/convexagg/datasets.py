@@ -59,12 +59,19 @@ class Dataset:
 
     @property
     def n_classes(self):
+        """Number of distinct class labels."""
         return int(np.unique(self.y).size)
 
     def fingerprint(self):
         """12 hex digits of a hash of the content: ``X``'s values and shape, the
         labels and the feature names (not the file's bytes: recompressing a file
-        keeps it). Names the data's results in the reproduction cache."""
+        keeps it). Names the data's results in the reproduction cache.
+
+        Returns
+        -------
+        fingerprint : str
+            12 hexadecimal digits.
+        """
         digest = getattr(self, "_fingerprint", None)
         if digest is None:
             h = hashlib.sha1()
@@ -78,7 +85,18 @@ class Dataset:
 
 
 def resolve_data_dir(data_dir=None):
-    """``data_dir``, else ``$CONVEXAGG_DATA_DIR``, else None."""
+    """Find the data directory: ``data_dir``, else ``$CONVEXAGG_DATA_DIR``, else None.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, default=None
+        A folder given explicitly.
+
+    Returns
+    -------
+    data_dir : Path or None
+        The folder to search for data sets, if any.
+    """
     if data_dir is None:
         data_dir = os.environ.get(DATA_DIR_ENV) or None
     return None if data_dir is None else Path(data_dir)
@@ -93,7 +111,18 @@ def _find_file(name, data_dir):
 
 
 def available_datasets(data_dir=None):
-    """Names of the embedded sets plus the CSV files found in the data directory."""
+    """List the embedded data sets and the CSV files found in the data directory.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, default=None
+        The data directory (``$CONVEXAGG_DATA_DIR`` when None).
+
+    Returns
+    -------
+    names : list of str
+        ``digits``, ``wine``, ``iris``, then the names of ``<name>.csv(.gz)`` files.
+    """
     names = list(EMBEDDED_DATASETS)
     data_dir = resolve_data_dir(data_dir)
     if data_dir is not None and data_dir.is_dir():
@@ -126,6 +155,18 @@ def load_csv_dataset(path, name=None):
     Read with :class:`convexagg.io.CSVFile` (gzip recognised by content, the
     separator detected from the header). Labels stay the strings of the file
     (the protocol's splits depend on their order).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    name : str, default=None
+        The data set's name; the file name without its extensions when None.
+
+    Returns
+    -------
+    dataset : Dataset
+        Features, labels, feature names and the file it was read from.
 
     Raises
     ------
@@ -194,6 +235,18 @@ def load_dataset(name, data_dir=None):
     ``data_dir`` (or ``$CONVEXAGG_DATA_DIR``) is searched first for ``<name>.csv.gz``
     / ``<name>.csv``; the embedded names ``digits``, ``wine`` and ``iris`` (scikit-learn's
     bundled copies) need no data directory. A path to a CSV file also works.
+
+    Parameters
+    ----------
+    name : str
+        A data set's name, or a path to a CSV file.
+    data_dir : str or path-like, default=None
+        The data directory (``$CONVEXAGG_DATA_DIR`` when None).
+
+    Returns
+    -------
+    dataset : Dataset
+        The data set; a ``FileNotFoundError`` names where it was looked for.
     """
     as_path = Path(name)
     if as_path.suffix in (".csv", ".gz") and as_path.is_file():
@@ -224,6 +277,19 @@ def make_gaussian_classes(
     uniformly from ``[0, scale]^2`` (classes may overlap); ``n_train_per_class``
     training and ``n_test_per_class`` test points from each. The unit covariance is
     this library's reading: the paper does not state it.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes.
+    n_train_per_class : int, default=300
+        Training points per class.
+    n_test_per_class : int, default=1000
+        Test points per class.
+    scale : float, default=20.0
+        Side of the square the means are drawn from.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the means and the points.
 
     Returns
     -------
@@ -263,11 +329,14 @@ def make_broken_classifier_outputs(n_per_class=100, random_state=None):
     Parameters
     ----------
     n_per_class : int, default=100
-    random_state : int, RandomState instance or None
+        Samples per class.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draws.
 
     Returns
     -------
     Q : ndarray of shape (3 * n_per_class, 3)
+        The three classifiers' outputs (probabilities of their positive side).
     y : ndarray of shape (3 * n_per_class,)
         Class indices 0, 1, 2 (``n_per_class`` of each, in blocks).
     code : ndarray of shape (3, 3)

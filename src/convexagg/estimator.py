@@ -170,6 +170,18 @@ default="ovo"
         decoder with ``warm_start`` starts from its previous solution. Binaries
         fitted per fold are always fresh.
 
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    code_matrix_ : ndarray of shape (n_classes, n_classifiers)
+    estimators_ : list of fitted binary classifiers
+        One per code column; with an ensemble, one such list per fold.
+    decoder_ : fitted decoder
+    binary_output_ : {"proba", "margin"}
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Only when ``X`` has string column names.
+
     Notes
     -----
     Sample weights (``fit(X, y, sample_weight=...)``) weight the binary
@@ -187,18 +199,6 @@ default="ovo"
     computed block by block of rows (whole rows per block) by the fitted
     binaries and decoder; the binaries must predict on any block of rows
     (scikit-learn's do).
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    code_matrix_ : ndarray of shape (n_classes, n_classifiers)
-    estimators_ : list of fitted binary classifiers
-        One per code column; with an ensemble, one such list per fold.
-    decoder_ : fitted decoder
-    binary_output_ : {"proba", "margin"}
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Only when ``X`` has string column names.
     """
 
     _parameter_constraints = {
@@ -272,7 +272,7 @@ default="ovo"
         The estimator consumes ``sample_weight`` itself (the aggregation's
         criterion) and routes ``fit`` parameters to its binary learners' ``fit``
         (and to the splitter's ``split`` with out-of-fold outputs); see
-        scikit-learn's :ref:`User Guide <metadata_routing>`.
+        scikit-learn's user guide on metadata routing.
 
         Returns
         -------
@@ -704,9 +704,18 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         :class:`CodeMatrixClassifier`.
     code : str or array-like, default="ovo"
         Code matrix or its name; see :class:`CodeMatrixClassifier`.
-    alpha, loss, penalty, l1_ratio, fit_intercept, solver
-        The model and its solver, as in :class:`ConvexDecoder` (defaults
-        ``1e-4``, ``"cross_entropy"``, ``"l2"``, None, False, ``"auto"``).
+    alpha : float, default=1e-4
+        Regularisation strength (the paper's lambda), as in :class:`ConvexDecoder`.
+    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
+        The discrepancy, as in :class:`ConvexDecoder`.
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        As in :class:`ConvexDecoder`.
+    l1_ratio : float, default=None
+        As in :class:`ConvexDecoder`.
+    fit_intercept : bool, default=False
+        A free intercept per class, as in :class:`ConvexDecoder`.
+    solver : str or SolverConfig, default="auto"
+        How the weights are fitted, as in :class:`ConvexDecoder`.
     cv : int, cross-validation generator, iterable, "prefit" or None, default=5
         Which binary outputs the weights are fitted on: out-of-fold by default;
         None is the paper's protocol (in-sample outputs). See
@@ -810,16 +819,19 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
 
     @property
     def weights_(self):
+        """Learned aggregation weights, one per binary classifier (the decoder's)."""
         check_is_fitted(self)
         return self.decoder_.weights_
 
     @property
     def intercept_(self):
+        """Learned class intercepts (zeros without ``fit_intercept``)."""
         check_is_fitted(self)
         return self.decoder_.intercept_
 
     @property
     def n_iter_(self):
+        """Solver iterations of the fit."""
         check_is_fitted(self)
         return self.decoder_.n_iter_
 

@@ -83,7 +83,15 @@ STDOUT = "-"
 
 
 class UntrustedTypeError(ValueError):
-    """A model file holds types that are not trusted; ``types`` lists them."""
+    """A model file holds types that are not trusted; ``types`` lists them.
+
+    Parameters
+    ----------
+    message : str
+        The error message, naming the types and how to trust them.
+    types : iterable of str
+        The untrusted type names, kept as the ``types`` attribute.
+    """
 
     def __init__(self, message, types):
         super().__init__(message)
@@ -147,6 +155,7 @@ def check_output_path(path, inputs=()):
     Parameters
     ----------
     path : str or path-like
+        The output to check.
     inputs : iterable of str or path-like, default=()
         Files the output must not replace.
     """
@@ -167,10 +176,17 @@ def atomic_write(path, mode="wb", inputs=()):
     Parameters
     ----------
     path : str or path-like
+        The output.
     mode : {"wb", "w"}, default="wb"
         Binary or text (UTF-8, no newline translation).
     inputs : iterable of str or path-like, default=()
         Files the output must not replace (see :func:`check_output_path`).
+
+    Yields
+    ------
+    file : file object
+        Write the content here; it lands at ``path`` when the ``with`` block ends
+        without an exception.
     """
     target, how = _output_plan(path, inputs)
     binary = "b" in mode
@@ -254,6 +270,11 @@ def trusted_types():
     estimators convexagg builds by default (``LogisticRegression``; the command
     line's ``MaxAbsScaler`` and ``StandardScaler`` in a ``Pipeline``) and
     ``numpy.dtype``.
+
+    Returns
+    -------
+    names : list of str
+        Sorted type names, such as ``"convexagg.estimator.ConvexAggregationClassifier"``.
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
@@ -350,6 +371,7 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
     Parameters
     ----------
     path : str or path-like
+        A file written by :func:`save`.
     trusted : list of str, default=None
         Extra type names (as in the error message) to accept for this file.
     max_bytes : int, default=2**33
@@ -357,7 +379,8 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
 
     Returns
     -------
-    object
+    model : object
+        The object that was saved.
 
     Raises
     ------
@@ -539,11 +562,30 @@ class CSVFile:
         raise IndexError(row)  # pragma: no cover - pandas and csv agree on the rows
 
     def where(self, row, column):
-        """``"FILE, line N, column 'NAME'"`` for data row ``row`` (0-based) of ``column``."""
+        """Say where a value is, for messages: ``"FILE, line N, column 'NAME'"``.
+
+        Parameters
+        ----------
+        row : int
+            Data row, 0-based (the header is not counted).
+        column : str
+            Column name.
+
+        Returns
+        -------
+        where : str
+            File, line (1-based, as an editor shows it) and column.
+        """
         return f"{self.path}, line {self._record(row)[0]}, column {column!r}"
 
     def separator_hint(self):
-        """Advice when the header does not look split by the right separator, or ``""``."""
+        """Advise on the separator when the header does not look split by the right one.
+
+        Returns
+        -------
+        hint : str
+            The advice, or ``""``.
+        """
         if len(self.columns) > 1 or not any(sep in self.columns[0] for sep in _SEPARATORS):
             return ""
         used = _SEPARATORS.get(self.sep, repr(self.sep))
@@ -694,6 +736,7 @@ def parse_labels(values, name="y", where=None):
     Parameters
     ----------
     values : array-like of str
+        The labels as written.
     name : str, default="y"
         Names the labels in messages (the command line: file and column).
     where : callable, default=None
@@ -702,7 +745,8 @@ def parse_labels(values, name="y", where=None):
 
     Returns
     -------
-    ndarray of shape (n_samples,)
+    labels : ndarray of shape (n_samples,)
+        Integers, floats or texts, as described above.
 
     Raises
     ------
@@ -751,6 +795,7 @@ def write_table(path, frame, float_format="%.6g", inputs=()):
         ``None`` or ``"-"``: standard output (the whole text at once, after it
         is complete); otherwise through :func:`atomic_write`.
     frame : pandas.DataFrame
+        The table.
     float_format : str, default="%.6g"
         printf-style format of floats (``"%.17g"`` keeps every digit).
     inputs : iterable of str or path-like, default=()

@@ -75,7 +75,18 @@ def clip_proba(Q, out=None):
 
     The single place where convexagg moves probabilities away from 0 and 1, so
     that ``-log q`` stays finite (at most ``-log(2.2e-16) = 36`` in float64).
-    ``out``: where to write (``Q`` itself for in place); a new array by default.
+
+    Parameters
+    ----------
+    Q : ndarray
+        Probabilities.
+    out : ndarray, default=None
+        Where to write (``Q`` itself for in place); a new array by default.
+
+    Returns
+    -------
+    clipped : ndarray
+        ``Q`` clipped, in ``out`` when given.
     """
     eps = np.finfo((Q if out is None else out).dtype).eps
     return np.clip(Q, eps, 1.0 - eps, out=out)
@@ -95,9 +106,23 @@ def cross_entropy_into(q, out, work=None):
     absolute error, below 1.2e-7, stays under the rounding of the float32 losses
     themselves once they exceed 2.
 
-    The fast paths (:class:`~convexagg.solvers.BlockedObjective`, the convex
+    The fast paths (:class:`~convexagg.aggregation.BlockedObjective`, the convex
     decoder's ``predict_proba``) call it on cache-sized chunks with preallocated
     buffers; :func:`binary_losses` on the whole array.
+
+    Parameters
+    ----------
+    q : ndarray
+        Probabilities of the positive side.
+    out : ndarray of shape ``(2,) + q.shape``
+        Receives ``-log q`` and ``-log(1 - q)``; float64 or float32.
+    work : ndarray of q's shape, default=None
+        Float64 scratch space; ``q`` itself (float64, overwritten) when None.
+
+    Returns
+    -------
+    out : ndarray of shape ``(2,) + q.shape``
+        The array ``out``, filled.
     """
     work = clip_proba(q, out=q if work is None else work)
     out[0] = work
@@ -111,7 +136,17 @@ def cross_entropy_into(q, out, work=None):
 def check_binary_outputs(Q, output="proba"):
     """Validate binary outputs ``Q``: finite, and inside ``[0, 1]`` for probabilities.
 
-    Returns ``Q`` as a floating array (float32 is kept, anything else becomes float64).
+    Parameters
+    ----------
+    Q : array-like of shape (n_samples, n_classifiers)
+        Binary outputs.
+    output : {"proba", "margin"}, default="proba"
+        What ``Q`` holds: probabilities of the positive side or real margins.
+
+    Returns
+    -------
+    Q : ndarray of shape (n_samples, n_classifiers)
+        ``Q`` as a floating array (float32 is kept, anything else becomes float64).
     """
     if output not in OUTPUT_KINDS:
         raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
@@ -136,7 +171,15 @@ def check_binary_outputs(Q, output="proba"):
 
 
 def check_loss(loss, output):
-    """Raise a ``ValueError`` unless ``loss`` is known and defined for ``output``."""
+    """Raise a ``ValueError`` unless ``loss`` is known and defined for ``output``.
+
+    Parameters
+    ----------
+    loss : str
+        A loss name, a key of :data:`LOSSES`.
+    output : {"proba", "margin"}
+        The kind of binary outputs it is applied to.
+    """
     if output not in OUTPUT_KINDS:
         raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
     if loss not in LOSSES:
@@ -150,14 +193,16 @@ def check_loss(loss, output):
 
 
 def binary_losses(Q, loss="cross_entropy", output="proba"):
-    """Losses of every binary output against both sides.
+    """Compute the losses of every binary output against both sides.
 
     Parameters
     ----------
     Q : ndarray of shape (n_samples, n_classifiers)
         Binary outputs, already validated (see :func:`check_binary_outputs`).
     loss : {"cross_entropy", "exponential", "logistic", "hinge"}
+        The loss ``d``.
     output : {"proba", "margin"}
+        What ``Q`` holds.
 
     Returns
     -------

@@ -24,6 +24,16 @@ def default_alphas(n_alphas=13):
 
     The paper found its method stable for ``lambda <= 1e-2`` and used ``1e-4``
     (section 5.1); the grid brackets both.
+
+    Parameters
+    ----------
+    n_alphas : int, default=13
+        Number of values.
+
+    Returns
+    -------
+    alphas : ndarray of shape (n_alphas,)
+        Increasing, from ``1e-6`` to ``1``.
     """
     return np.logspace(-6, 0, n_alphas)
 
@@ -69,11 +79,22 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         ``np.logspace(-6, 0, n)`` (:func:`default_alphas`).
     alpha_cv : int, cross-validation generator or iterable, default=5
         Folds on which each ``alpha`` is scored (``StratifiedKFold`` for an int).
-    loss, penalty, l1_ratio, fit_intercept, solver
-        The model and its solver, as in :class:`ConvexDecoder`.
+    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
+        The discrepancy, as in :class:`ConvexDecoder`.
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        As in :class:`ConvexDecoder`.
+    l1_ratio : float, default=None
+        As in :class:`ConvexDecoder`.
+    fit_intercept : bool, default=False
+        As in :class:`ConvexDecoder`.
+    solver : str or SolverConfig, default="auto"
+        As in :class:`ConvexDecoder`.
     cv : int, cross-validation generator, iterable, "prefit" or None, default=5
         Which binary outputs the weights are fitted on, as in
         :class:`ConvexAggregationClassifier`.
+    ensemble : bool or "auto", default="auto"
+        With out-of-fold outputs, keep the fold binaries as an ensemble; see
+        :class:`CodeMatrixClassifier`.
     n_jobs : int, default=None
         Jobs for training and predicting the binaries (joblib).
     random_state : int, RandomState instance or None, default=None
@@ -81,6 +102,9 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         same in every fold).
     verbose : int, default=0
         One line per fold (and the stages of ``fit``).
+    warm_start : bool, default=False
+        Refit from the previous fit's binaries and weights; see
+        :class:`CodeMatrixClassifier`.
     tol, max_iter, newton, dtype, init : deprecated
         The solver settings of version 0.1, as in :class:`ConvexDecoder`.
 

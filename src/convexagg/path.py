@@ -127,7 +127,7 @@ def regularization_path(
     verbose=0,
     **legacy,
 ):
-    """Solutions of the paper's problem (12) over a grid of ``alpha`` (its Fig. 3).
+    """Solve the paper's problem (12) over a grid of ``alpha`` (its Fig. 3).
 
     The path runs from the largest ``alpha`` to the smallest on the model of
     ``decoder`` (its loss, penalty, intercepts and solver, ``alpha`` aside): the
@@ -144,6 +144,7 @@ def regularization_path(
     y : array-like of shape (n_samples,)
         Integer class indices ``0..n_classes-1``.
     code : array-like of shape (n_classes, n_classifiers)
+        The code matrix the outputs come from.
     alphas : array-like of shape (n_alphas,)
         Regularisation strengths ``>= 0``, any order; the result is sorted
         decreasingly.
@@ -171,7 +172,8 @@ def regularization_path(
 
     Returns
     -------
-    RegularizationPath
+    path : RegularizationPath
+        Weights, intercepts, scores and solver diagnostics at every ``alpha``.
 
     Examples
     --------

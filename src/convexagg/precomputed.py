@@ -110,7 +110,7 @@ or callable
         The fitted clone of ``decoder``.
     n_features_in_ : int
         Number of columns of ``X``: the number of binary classifiers.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string column names.
 
     Notes

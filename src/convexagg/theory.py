@@ -67,7 +67,18 @@ class GeneralizationBound:
 
 
 def ramp_loss(z):
-    """``phi(z) = min(1, max(0, 1 - z))``: the clipped hinge loss of Proposition 2."""
+    """Compute ``phi(z) = min(1, max(0, 1 - z))``: the clipped hinge loss of Proposition 2.
+
+    Parameters
+    ----------
+    z : array-like
+        Margins.
+
+    Returns
+    -------
+    loss : ndarray
+        ``phi(z)``, in ``[0, 1]``.
+    """
     return np.clip(1.0 - np.asarray(z, dtype=np.float64), 0.0, 1.0)
 
 
@@ -81,9 +92,16 @@ def margins(L, code, y, w):
     L : ndarray of shape (n_samples, 2M)
         Stacked losses ``[L_pos, L_neg]``.
     code : ndarray of shape (n_classes, M)
+        The code matrix.
     y : ndarray of shape (n_samples,)
         Integer class indices.
     w : ndarray of shape (M,)
+        Aggregation weights.
+
+    Returns
+    -------
+    nu : ndarray of shape (n_samples,)
+        The margins.
     """
     y = np.asarray(y, dtype=np.intp)
     rows = np.arange(y.size)
@@ -99,6 +117,20 @@ def min_discrepancy_difference_norms(L, code, y):
     ``varphi_i^{k, y} = D_i[y] - D_i[k]`` with ``D_i[k] = L_pos[i] [C_k = +1] +
     L_neg[i] [C_k = -1]``; computed one class at a time (``n x M`` temporaries,
     no ``n x K x M`` tensor).
+
+    Parameters
+    ----------
+    L : ndarray of shape (n_samples, 2M)
+        Stacked losses ``[L_pos, L_neg]``.
+    code : ndarray of shape (n_classes, M)
+        The code matrix.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+
+    Returns
+    -------
+    norms : ndarray of shape (n_samples,)
+        The smallest squared norm for every sample.
     """
     code = np.asarray(code)
     y = np.asarray(y, dtype=np.intp)
@@ -115,7 +147,28 @@ def min_discrepancy_difference_norms(L, code, y):
 
 
 def margin_bound(L, code, y, w, *, B=None, epsilon=0.05):
-    """Proposition 2 for weights ``w`` on stacked losses ``L``; see :func:`generalization_bound`."""
+    """Proposition 2 for weights ``w`` on stacked losses ``L``; see :func:`generalization_bound`.
+
+    Parameters
+    ----------
+    L : ndarray of shape (n_samples, 2M)
+        Stacked losses ``[L_pos, L_neg]`` of the training outputs.
+    code : ndarray of shape (n_classes, M)
+        The code matrix.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+    w : ndarray of shape (M,)
+        Aggregation weights.
+    B : float, default=None
+        Bound on ``|w|_2``; ``|w|_2`` when None.
+    epsilon : float, default=0.05
+        The bound holds with probability ``>= 1 - epsilon``.
+
+    Returns
+    -------
+    bound : GeneralizationBound
+        Its three terms and their ``total``.
+    """
     if not 0 < epsilon < 1:
         raise ValueError(f"epsilon must be in (0, 1), got {epsilon!r}.")
     w = np.asarray(w, dtype=np.float64)

@@ -76,6 +76,7 @@ def reencode(code):
     Parameters
     ----------
     code : ndarray of shape (K, M)
+        The code matrix.
 
     Returns
     -------
@@ -144,6 +145,7 @@ class BlockedObjective(ObjectiveBase):
     L_pos, L_neg : ndarray of shape (n_samples, M)
         Losses of every binary output against the positive and the negative side.
     code : ndarray of shape (n_classes, M)
+        The code matrix.
     y : ndarray of shape (n_samples,)
         Integer class indices.
     penalty : Penalty, default=None
@@ -208,6 +210,34 @@ class BlockedObjective(ObjectiveBase):
         page faults that doubled the build time), the only allocation that
         grows with ``n_samples x M`` is ``LT`` itself. The chunks are shared
         among a few threads (:func:`_build_threads`).
+
+        Parameters
+        ----------
+        Q : ndarray of shape (n_samples, M)
+            Binary outputs, validated.
+        code : ndarray of shape (n_classes, M)
+            The code matrix.
+        y : ndarray of shape (n_samples,)
+            Integer class indices.
+        penalty : Penalty, default=None
+            ``Penalty()`` (none) when None.
+        loss : str, default="cross_entropy"
+            As in :func:`convexagg.losses.binary_losses`.
+        output : {"proba", "margin"}, default="proba"
+            What ``Q`` holds.
+        dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+            Storage and product precision of the losses.
+        chunk : int, default=None
+            Samples per chunk (default: about 4 MB of stored losses).
+        fit_intercept : bool, default=False
+            Free class intercepts after the weights.
+        sample_weight : ndarray of shape (n_samples,), default=None
+            Weights of the samples in the likelihood.
+
+        Returns
+        -------
+        objective : BlockedObjective
+            The objective on those outputs.
         """
         check_loss(loss, output)
         self = cls.__new__(cls)
@@ -307,8 +337,17 @@ class BlockedObjective(ObjectiveBase):
     def take(self, rows, dtype=None):
         """The same objective on the samples ``rows`` (a copy of their stored losses).
 
-        ``rows``: any numpy index of the samples; a slice copies fastest.
-        ``dtype``: the copy's storage precision (this objective's by default).
+        Parameters
+        ----------
+        rows : slice or array-like
+            Any numpy index of the samples; a slice copies fastest.
+        dtype : numpy dtype, default=None
+            The copy's storage precision (this objective's when None).
+
+        Returns
+        -------
+        objective : BlockedObjective
+            The objective on those samples.
         """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
@@ -431,7 +470,18 @@ class BlockedObjective(ObjectiveBase):
     # -- the objective -----------------------------------------------------------------------
 
     def evaluate(self, x):
-        """Value, gradient and class probabilities at ``x`` (one pass over ``LT``)."""
+        """Value, gradient and class probabilities at ``x`` (one pass over ``LT``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        point : Point
+            Value, gradient and what the derivatives need.
+        """
         x, w2, b = self._split(x)
         n = self.n_samples
         PT = np.empty((self.n_classes, n))
@@ -466,7 +516,20 @@ class BlockedObjective(ObjectiveBase):
         return Point(x=x, value=float(value), grad=grad, P=PT.T)
 
     def hessp(self, point, v):
-        """Hessian-vector product ``H(x) v`` at ``point``."""
+        """Hessian-vector product ``H(x) v`` at ``point``.
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        v : ndarray of shape (n_variables,)
+            The vector.
+
+        Returns
+        -------
+        Hv : ndarray of shape (n_variables,)
+            The product.
+        """
         v, v2, vb = self._split(v)
         PTall = point.P.T
         g2 = np.zeros(self.LT.shape[0])
@@ -526,7 +589,18 @@ class BlockedObjective(ObjectiveBase):
         return LTc, PT, X, S, (None if sw is None else sw.astype(self.dtype))
 
     def hess_diag(self, point):
-        """Diagonal of the Hessian (the paper's PCG preconditioner)."""
+        """Diagonal of the Hessian (the paper's PCG preconditioner).
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+
+        Returns
+        -------
+        diagonal : ndarray of shape (n_variables,)
+            The Hessian's diagonal.
+        """
         PTall = point.P.T
         first = np.zeros(self.LT.shape[0])
         sq = np.zeros(self.n_weights)
@@ -551,11 +625,20 @@ class BlockedObjective(ObjectiveBase):
         """The same objective as a function of the weights ``weights`` alone (the
         others held at 0; the intercepts kept), sharing nothing it writes to.
 
-        ``weights``: increasing indices of weights. Its stored losses are this
-        objective's rows of those weights (a copy), so its Hessian is the block
-        of this one's on them at the same class probabilities: what a Newton
-        step on the weights a bound does not hold at 0 needs, at ``n |F|^2``
-        instead of ``n M^2``.
+        Its stored losses are this objective's rows of those weights (a copy), so
+        its Hessian is the block of this one's on them at the same class
+        probabilities: what a Newton step on the weights a bound does not hold
+        at 0 needs, at ``n |F|^2`` instead of ``n M^2``.
+
+        Parameters
+        ----------
+        weights : array-like of int
+            Increasing indices of weights.
+
+        Returns
+        -------
+        objective : BlockedObjective
+            The restricted objective.
         """
         weights = np.asarray(weights, dtype=np.intp)
         new = object.__new__(type(self))
@@ -582,10 +665,9 @@ class BlockedObjective(ObjectiveBase):
     def hessian(self, point, variables=None):
         """Dense Hessian: per-class blocks minus the Gram ``S'S``.
 
-        ``variables``: increasing indices of the variables whose block is wanted
-        (all when None); when they are at most a quarter of the weights, the
-        block is computed from their stored losses alone (:meth:`restrict`, a
-        copy of those rows of ``LT``), at ``n |F|^2`` instead of ``n M^2``.
+        When ``variables`` are at most a quarter of the weights, the block is
+        computed from their stored losses alone (:meth:`restrict`, a copy of
+        those rows of ``LT``), at ``n |F|^2`` instead of ``n M^2``.
 
         ``H = (1/S) [sum_k E_k' diag(s P[:, k]) E_k - S' diag(s) S]`` as in
         :meth:`DenseObjective.hessian`, on the stored columns: class ``k``'s block
@@ -594,6 +676,18 @@ class BlockedObjective(ObjectiveBase):
         With intercepts, the weights-intercepts block is
         ``(1/S) [fold(sum_i s_i LT[c, i] E[c, k] P_ik) - S diag(s) P]`` and the
         intercepts block ``(1/S) sum_i s_i (diag(P_i) - P_i P_i')``.
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        variables : array-like of int, default=None
+            Increasing indices of the variables whose block is wanted; all when None.
+
+        Returns
+        -------
+        H : ndarray of shape (n, n)
+            ``n = len(variables)``, or ``n_variables``.
         """
         M, K = self.n_weights, self.n_classes
         if variables is not None:
@@ -657,5 +751,16 @@ class BlockedObjective(ObjectiveBase):
         return self.penalty.add_to_hessian(H, self.n_weights)
 
     def predict_proba(self, x):
-        """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``x``."""
+        """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        P : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1.
+        """
         return np.ascontiguousarray(self.evaluate(x).P)

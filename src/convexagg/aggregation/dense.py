@@ -30,8 +30,20 @@ __all__ = ["DenseObjective", "check_sample_weight"]
 
 
 def check_sample_weight(sample_weight, n_samples):
-    """``sample_weight`` as float64 of length ``n_samples``, finite, ``>= 0``, not all 0
-    (ones when None)."""
+    """Validate sample weights: float64 of length ``n_samples``, finite, ``>= 0``, not all 0.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        The weights; ones when None.
+    n_samples : int
+        Number of samples.
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,)
+        The validated weights.
+    """
     if sample_weight is None:
         return np.ones(n_samples)
     s = np.asarray(sample_weight, dtype=np.float64)
@@ -55,6 +67,7 @@ class DenseObjective(ObjectiveBase):
     L : ndarray of shape (n_samples, 2M)
         Stacked losses ``[L_pos, L_neg]``.
     code : ndarray of shape (n_classes, M)
+        The code matrix.
     y : ndarray of shape (n_samples,)
         Integer class indices in ``0..n_classes-1``.
     penalty : Penalty, default=None
@@ -84,7 +97,18 @@ class DenseObjective(ObjectiveBase):
         return x[:M], (x[M:] if self.n_intercepts else None)
 
     def rho(self, x):
-        """Discrepancies ``(n_samples, K)`` at ``x``."""
+        """Compute the discrepancies ``rho`` at ``x`` (paper eq. 1).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        rho : ndarray of shape (n_samples, n_classes)
+            The discrepancies.
+        """
         w, b = self._split(x)
         return discrepancies(self.L, side_weights(self.code, w), b)
 
@@ -97,7 +121,18 @@ class DenseObjective(ObjectiveBase):
         return g / self._scale
 
     def evaluate(self, x):
-        """Value, gradient and class probabilities at ``x`` (one pass over ``L``)."""
+        """Value, gradient and class probabilities at ``x`` (one pass over ``L``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        point : Point
+            Value, gradient and what the derivatives need.
+        """
         x = np.asarray(x, dtype=np.float64)
         rho = self.rho(x)
         lse = logsumexp(-rho, axis=1)
@@ -117,7 +152,20 @@ class DenseObjective(ObjectiveBase):
         return self._project(B * self.sample_weight[:, None])
 
     def hessp(self, point, v):
-        """Hessian-vector product ``H(x) v`` at ``point``."""
+        """Hessian-vector product ``H(x) v`` at ``point``.
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        v : ndarray of shape (n_variables,)
+            The vector.
+
+        Returns
+        -------
+        Hv : ndarray of shape (n_variables,)
+            The product.
+        """
         v = np.asarray(v, dtype=np.float64)
         return self._data_hessp(point.P, v) + self.penalty.hessp(v, self.n_weights)
 
@@ -141,14 +189,37 @@ class DenseObjective(ObjectiveBase):
         return np.column_stack([S, P]) if self.n_intercepts else S
 
     def hess_diag(self, point):
-        """Diagonal of the Hessian (the paper's PCG preconditioner)."""
+        """Diagonal of the Hessian (the paper's PCG preconditioner).
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+
+        Returns
+        -------
+        diagonal : ndarray of shape (n_variables,)
+            The Hessian's diagonal.
+        """
         return self._data_hess_diag(point.P) + self.penalty.hess_diag(
             self.n_weights, self.n_variables
         )
 
     def hessian(self, point, variables=None):
-        """Dense Hessian ``(n_variables, n_variables)``, or its block on ``variables``
-        (increasing indices); see :meth:`_data_hessian`."""
+        """Dense Hessian, or its block on ``variables``.
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        variables : array-like of int, default=None
+            Increasing indices of the variables whose block is wanted; all when None.
+
+        Returns
+        -------
+        H : ndarray of shape (n, n)
+            ``n = len(variables)``, or ``n_variables``.
+        """
         H = self.penalty.add_to_hessian(self._data_hessian(point.P), self.n_weights)
         return H if variables is None else H[np.ix_(variables, variables)]
 
@@ -178,6 +249,17 @@ class DenseObjective(ObjectiveBase):
         return H / self._scale
 
     def predict_proba(self, x):
-        """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``x``."""
+        """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        P : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1.
+        """
         rho = self.rho(x)
         return np.exp(-rho - logsumexp(-rho, axis=1)[:, None])

@@ -45,18 +45,55 @@ _CHUNK_BYTES = 1 << 18
 
 
 def stack_losses(L_pos, L_neg):
-    """``[L_pos, L_neg]`` as one C-contiguous float64 ``(n_samples, 2M)`` array."""
+    """Stack ``[L_pos, L_neg]`` as one C-contiguous float64 array.
+
+    Parameters
+    ----------
+    L_pos : ndarray of shape (n_samples, M)
+        Losses against the positive sides.
+    L_neg : ndarray of shape (n_samples, M)
+        Losses against the negative sides.
+
+    Returns
+    -------
+    L : ndarray of shape (n_samples, 2M)
+        The stacked losses.
+    """
     return np.ascontiguousarray(np.hstack([L_pos, L_neg]), dtype=np.float64)
 
 
 def side_indicators(code):
-    """``E.T``: the ``(2M, K)`` stacked indicators ``[code == +1; code == -1]``."""
+    """``E.T``: the stacked indicators ``[code == +1; code == -1]``.
+
+    Parameters
+    ----------
+    code : ndarray of shape (K, M)
+        The code matrix.
+
+    Returns
+    -------
+    ET : ndarray of shape (2M, K)
+        The indicators.
+    """
     code = np.asarray(code)
     return np.vstack([(code == 1).T, (code == -1).T]).astype(np.float64)
 
 
 def side_weights(code, w):
-    """``W = E.T * [w, w][:, None]`` of shape ``(2M, K)``: ``rho = L @ W``."""
+    """Side weights ``W = E.T * [w, w][:, None]``, so that ``rho = L @ W``.
+
+    Parameters
+    ----------
+    code : ndarray of shape (K, M)
+        The code matrix.
+    w : ndarray of shape (M,)
+        Aggregation weights.
+
+    Returns
+    -------
+    W : ndarray of shape (2M, K)
+        The side weights.
+    """
     w = np.asarray(w, dtype=np.float64)
     return side_indicators(code) * np.concatenate([w, w])[:, None]
 
@@ -74,6 +111,11 @@ def discrepancies(L, W, intercept=None, out=None):
         Class intercepts ``b``; none when None.
     out : ndarray of shape (n_samples, K), default=None
         Where to write ``rho``.
+
+    Returns
+    -------
+    rho : ndarray of shape (n_samples, K)
+        The discrepancies (``out`` when given).
     """
     rho = np.matmul(L, W.astype(L.dtype, copy=False), out=out)
     if intercept is not None:
@@ -84,8 +126,21 @@ def discrepancies(L, W, intercept=None, out=None):
 def pullback(L, ET, R):
     """The adjoint of :func:`discrepancies` in ``w``: ``fold(sum_k E.T * (L.T @ R))``.
 
-    ``R`` has shape ``(n_samples, K)``; the result has shape ``(M,)``. With
-    ``R = P - Y`` (one-hot labels) it is ``n`` times the likelihood's gradient.
+    With ``R = P - Y`` (one-hot labels) it is ``n`` times the likelihood's gradient.
+
+    Parameters
+    ----------
+    L : ndarray of shape (n_samples, 2M)
+        Stacked losses.
+    ET : ndarray of shape (2M, K)
+        Stacked indicators, see :func:`side_indicators`.
+    R : ndarray of shape (n_samples, K)
+        The vector to pull back.
+
+    Returns
+    -------
+    g : ndarray of shape (M,)
+        The pulled-back vector.
     """
     g2 = np.einsum("lk,lk->l", L.T @ R, ET)
     M = g2.size // 2
@@ -100,12 +155,30 @@ def output_discrepancies(
     The losses of a chunk of rows are taken in preallocated buffers and
     multiplied at once by ``[W_pos; W_neg]`` (one product per chunk); the two
     logs per output of the cross-entropy are the whole cost of
-    ``predict_proba``. ``dtype``: precision of the losses and the product
-    (``float32`` halves both; the result is float64).
+    ``predict_proba``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n_samples, M)
+        Binary outputs, validated.
+    code : ndarray of shape (K, M)
+        The code matrix.
+    w : ndarray of shape (M,)
+        Aggregation weights.
+    intercept : ndarray of shape (K,), default=None
+        Class intercepts; none when None.
+    loss : str, default="cross_entropy"
+        As in :func:`convexagg.losses.binary_losses`.
+    output : {"proba", "margin"}, default="proba"
+        What ``Q`` holds.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Precision of the losses and the product (``float32`` halves both; the
+        result is float64).
 
     Returns
     -------
     rho : ndarray of shape (n_samples, K), float64
+        The discrepancies.
     """
     dtype = np.dtype(dtype)
     W = side_weights(code, w).astype(dtype)

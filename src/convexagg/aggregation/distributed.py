@@ -46,8 +46,19 @@ __all__ = ["BlockSums", "DaskObjective", "block_sums"]
 
 @dataclass
 class BlockSums:
-    """Weighted sums over the rows of some blocks (not means): total weight ``n``,
-    ``n * f``, ``n * grad``, ``n * hess`` (``None`` when not asked for)."""
+    """Weighted sums over the rows of some blocks (not means), added with ``+``.
+
+    Attributes
+    ----------
+    n : float
+        Total weight of the rows.
+    value : float
+        ``n * f``.
+    grad : ndarray of shape (n_variables,)
+        ``n * grad f``.
+    hess : ndarray of shape (n_variables, n_variables) or None
+        ``n * hess f``; None when not asked for.
+    """
 
     n: float
     value: float
@@ -88,20 +99,28 @@ def block_sums(
     Parameters
     ----------
     Q : ndarray of shape (n_b, M)
+        The block's binary outputs.
     y : ndarray of shape (n_b,)
+        The block's integer class indices.
     x : ndarray of shape (n_variables,)
+        Weights, then intercepts.
     code : ndarray of shape (K, M)
+        The code matrix.
     loss, output : str
         As in :func:`convexagg.losses.binary_losses`.
     with_hessian : bool, default=True
+        Also sum the dense Hessian.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage and product precision of the block's losses.
     fit_intercept : bool, default=False
+        Free class intercepts after the weights.
     sample_weight : ndarray of shape (n_b,), default=None
+        The block's sample weights.
 
     Returns
     -------
-    BlockSums
+    sums : BlockSums
+        The block's weighted sums, to be added over blocks.
     """
     Q = check_binary_outputs(Q, output)
     y = np.asarray(y)
@@ -166,11 +185,13 @@ class DaskObjective(ObjectiveBase):
     code : ndarray of shape (n_classes, M)
         A valid code matrix (see :func:`convexagg.codes.check_code_matrix`).
     penalty : Penalty, default=None
+        ``Penalty()`` (none) when None.
     loss, output : str
         As in :func:`convexagg.losses.binary_losses`.
     dtype : {"float64", "float32"}, default="float64"
         Precision of the per-block losses and products.
     fit_intercept : bool, default=False
+        Free class intercepts after the weights.
     sample_weight : dask.array.Array or ndarray of shape (n_samples,), default=None
         Aligned with the rows of ``Q`` like ``y``.
     split_every : int, default=8
@@ -270,7 +291,20 @@ class DaskObjective(ObjectiveBase):
         return total
 
     def evaluate(self, x, with_hessian=True):
-        """Value, gradient and (by default) dense Hessian at ``x``: one pass over the data."""
+        """Value, gradient and (by default) dense Hessian at ``x``: one pass over the data.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+        with_hessian : bool, default=True
+            Also compute the dense Hessian (cached on the point).
+
+        Returns
+        -------
+        point : Point
+            Value and gradient, and the Hessian the derivatives use.
+        """
         x = np.asarray(x, dtype=np.float64)
         total = self._pass(x, with_hessian)
         M, n = self.n_weights, total.n
@@ -282,7 +316,18 @@ class DaskObjective(ObjectiveBase):
         return ChunkedPoint(x=x, value=float(value), grad=grad, hessian=hess)
 
     def value(self, x):
-        """``f(x)`` alone (one pass, without the Hessian)."""
+        """``f(x)`` alone (one pass, without the Hessian).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        value : float
+            The objective.
+        """
         return self.evaluate(x, with_hessian=False).value
 
     def _cached(self, point):
@@ -291,15 +336,51 @@ class DaskObjective(ObjectiveBase):
         return point.hessian
 
     def hessian(self, point, variables=None):
-        """The dense Hessian computed with ``point`` (a copy; no pass over the data), or
-        its block on ``variables`` (increasing indices)."""
+        """The dense Hessian computed with ``point`` (a copy; no pass over the data).
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        variables : array-like of int, default=None
+            Increasing indices of the variables whose block is wanted; all when None.
+
+        Returns
+        -------
+        H : ndarray of shape (n, n)
+            ``n = len(variables)``, or ``n_variables``.
+        """
         H = self._cached(point)
         return H.copy() if variables is None else H[np.ix_(variables, variables)]
 
     def hessp(self, point, v):
-        """``H v`` from the cached Hessian (no pass over the data)."""
+        """``H v`` from the cached Hessian (no pass over the data).
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        v : ndarray of shape (n_variables,)
+            The vector.
+
+        Returns
+        -------
+        Hv : ndarray of shape (n_variables,)
+            The product.
+        """
         return self._cached(point) @ v
 
     def hess_diag(self, point):
-        """Diagonal of the cached Hessian (no pass over the data)."""
+        """Diagonal of the cached Hessian (no pass over the data).
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+
+        Returns
+        -------
+        diagonal : ndarray of shape (n_variables,)
+            The Hessian's diagonal.
+        """
         return np.diag(self._cached(point)).copy()

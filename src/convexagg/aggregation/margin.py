@@ -77,10 +77,20 @@ class StiffnessObjective(_MarginBase):
 
     Parameters
     ----------
-    L, code, y, penalty, fit_intercept, sample_weight
-        As :class:`~convexagg.aggregation.DenseObjective`.
+    L : ndarray of shape (n_samples, 2M)
+        Stacked losses ``[L_pos, L_neg]``.
+    code : ndarray of shape (n_classes, M)
+        The code matrix.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+    penalty : Penalty, default=None
+        ``Penalty()`` (none) when None.
     tau : float
         Stiffness, ``> 0``.
+    fit_intercept : bool, default=False
+        Free class intercepts after the weights.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weights of the samples.
     """
 
     def __init__(self, L, code, y, penalty=None, *, tau, fit_intercept=False, sample_weight=None):
@@ -92,7 +102,18 @@ class StiffnessObjective(_MarginBase):
         self.tau = float(tau)
 
     def evaluate(self, x):
-        """Value, gradient and the cost-sensitive softmax ``P`` (eq. 29) at ``x``."""
+        """Value, gradient and the cost-sensitive softmax ``P`` (eq. 29) at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        point : Point
+            Value, gradient and what the derivatives need.
+        """
         x = np.asarray(x, dtype=np.float64)
         rho, logits = self._margin_logits(x)
         logits *= self.tau
@@ -101,18 +122,55 @@ class StiffnessObjective(_MarginBase):
         return self._finish(x, rho[self._rows, self.y] + lse / self.tau, P)
 
     def hessp(self, point, v):
-        """``H(x) v``: ``tau`` times the likelihood's data Hessian at ``P``, plus the penalty's."""
+        """``H(x) v``: ``tau`` times the likelihood's data Hessian at ``P``, plus the penalty's.
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        v : ndarray of shape (n_variables,)
+            The vector.
+
+        Returns
+        -------
+        Hv : ndarray of shape (n_variables,)
+            The product.
+        """
         v = np.asarray(v, dtype=np.float64)
         return self.tau * self._data_hessp(point.P, v) + self.penalty.hessp(v, self.n_weights)
 
     def hess_diag(self, point):
-        """Diagonal of the Hessian (the PCG preconditioner)."""
+        """Diagonal of the Hessian (the PCG preconditioner).
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+
+        Returns
+        -------
+        diagonal : ndarray of shape (n_variables,)
+            The Hessian's diagonal.
+        """
         return self.tau * self._data_hess_diag(point.P) + self.penalty.hess_diag(
             self.n_weights, self.n_variables
         )
 
     def hessian(self, point, variables=None):
-        """Dense Hessian, or its block on ``variables`` (increasing indices)."""
+        """Dense Hessian, or its block on ``variables``.
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x``.
+        variables : array-like of int, default=None
+            Increasing indices of the variables whose block is wanted; all when None.
+
+        Returns
+        -------
+        H : ndarray of shape (n, n)
+            ``n = len(variables)``, or ``n_variables``.
+        """
         H = self.penalty.add_to_hessian(self.tau * self._data_hessian(point.P), self.n_weights)
         return H if variables is None else H[np.ix_(variables, variables)]
 
@@ -124,12 +182,37 @@ class LargeMarginObjective(_MarginBase):
     mean multiclass hinge loss (``eq:hw``) on the discrepancy differences. Not
     differentiable: ``evaluate`` returns a subgradient (the gradient of the
     active piece, ties to the smallest class index) in ``grad``, and the
-    one-hot active class in ``P``. Parameters are those of
-    :class:`StiffnessObjective` without ``tau``.
+    one-hot active class in ``P``.
+
+    Parameters
+    ----------
+    L : ndarray of shape (n_samples, 2M)
+        Stacked losses ``[L_pos, L_neg]``.
+    code : ndarray of shape (n_classes, M)
+        The code matrix.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+    penalty : Penalty, default=None
+        ``Penalty()`` (none) when None.
+    fit_intercept : bool, default=False
+        Free class intercepts after the weights.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weights of the samples.
     """
 
     def evaluate(self, x):
-        """Value and a subgradient at ``x``."""
+        """Value and a subgradient at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        point : Point
+            Value, a subgradient and the one-hot active class.
+        """
         x = np.asarray(x, dtype=np.float64)
         rho, logits = self._margin_logits(x)
         active = np.argmax(logits, axis=1)
@@ -138,7 +221,18 @@ class LargeMarginObjective(_MarginBase):
         return self._finish(x, rho[self._rows, self.y] + logits[self._rows, active], P)
 
     def hinge(self, x):
-        """Per-sample multiclass hinge losses (``eq:hw``), shape ``(n_samples,)``."""
+        """Per-sample multiclass hinge losses (the paper's ``eq:hw``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+
+        Returns
+        -------
+        hinge : ndarray of shape (n_samples,)
+            The losses.
+        """
         rho, logits = self._margin_logits(np.asarray(x, dtype=np.float64))
         return rho[self._rows, self.y] + logits.max(axis=1)
 

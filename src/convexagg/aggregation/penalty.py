@@ -65,6 +65,20 @@ class Penalty:
         ``"l1"`` and ``r = l1_ratio`` for ``"elasticnet"``; then
         ``l2 = alpha (1 - r)`` and ``l1 = alpha r``, and the intercepts'
         ``intercept_l2 = max(l2, 1e-6)``.
+
+        Parameters
+        ----------
+        alpha : float
+            Total strength, ``>= 0``.
+        penalty : {"l2", "l1", "elasticnet"}, default="l2"
+            The kind of penalty.
+        l1_ratio : float, default=0.5
+            The L1 share for ``"elasticnet"``.
+
+        Returns
+        -------
+        penalty : Penalty
+            The split penalty.
         """
         if penalty not in PENALTIES:
             raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}.")
@@ -80,7 +94,20 @@ class Penalty:
         return d
 
     def value(self, x, n_weights):
-        """``R(x)``."""
+        """Evaluate ``R(x)``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+        n_weights : int
+            Number of weights (the first entries of ``x``).
+
+        Returns
+        -------
+        value : float
+            The penalty.
+        """
         w, b = x[:n_weights], x[n_weights:]
         return (
             0.5 * self.l2 * float(w @ w)
@@ -89,20 +116,72 @@ class Penalty:
         )
 
     def grad(self, x, n_weights):
-        """Gradient of ``R`` at ``x``."""
+        """Gradient of ``R`` at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+        n_weights : int
+            Number of weights (the first entries of ``x``).
+
+        Returns
+        -------
+        grad : ndarray of shape (n_variables,)
+            The gradient.
+        """
         g = self._diagonal(n_weights, x.size) * x
         g[:n_weights] += self.l1
         return g
 
     def hess_diag(self, n_weights, n_variables):
-        """The (diagonal) Hessian of ``R``."""
+        """The (diagonal) Hessian of ``R``.
+
+        Parameters
+        ----------
+        n_weights : int
+            Number of weights.
+        n_variables : int
+            Number of variables (weights, then intercepts).
+
+        Returns
+        -------
+        diagonal : ndarray of shape (n_variables,)
+            The Hessian's diagonal.
+        """
         return self._diagonal(n_weights, n_variables)
 
     def hessp(self, v, n_weights):
-        """``hess R @ v`` (the linear term has no curvature)."""
+        """``hess R @ v`` (the linear term has no curvature).
+
+        Parameters
+        ----------
+        v : ndarray of shape (n_variables,)
+            The vector.
+        n_weights : int
+            Number of weights (the first entries of ``v``).
+
+        Returns
+        -------
+        Hv : ndarray of shape (n_variables,)
+            The product.
+        """
         return self._diagonal(n_weights, v.size) * v
 
     def add_to_hessian(self, H, n_weights):
-        """Add ``hess R`` to the dense Hessian ``H`` in place; returns ``H``."""
+        """Add ``hess R`` to the dense Hessian ``H`` in place.
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_variables, n_variables)
+            A dense Hessian.
+        n_weights : int
+            Number of weights (the first rows and columns of ``H``).
+
+        Returns
+        -------
+        H : ndarray of shape (n_variables, n_variables)
+            ``H`` itself.
+        """
         H[np.diag_indices_from(H)] += self._diagonal(n_weights, H.shape[0])
         return H

@@ -13,8 +13,17 @@ __all__ = ["Point"]
 class Point:
     """The objective evaluated at ``x``: value, gradient and the class probabilities ``P``.
 
-    ``P`` has shape ``(n_samples, n_classes)``; objectives whose samples live
-    elsewhere (Dask) leave it None and carry what their derivatives need.
+    Attributes
+    ----------
+    x : ndarray of shape (n_variables,)
+        Where the objective was evaluated.
+    value : float
+        The objective.
+    grad : ndarray of shape (n_variables,)
+        Its gradient (a subgradient for the large-margin objective).
+    P : ndarray of shape (n_samples, n_classes) or None
+        Class probabilities; objectives whose samples live elsewhere (Dask)
+        leave it None and carry what their derivatives need.
     """
 
     x: np.ndarray

@@ -109,6 +109,16 @@ class BaseDecoder(BaseEstimator):
         """Most probable class index for each row of ``Q``.
 
         Ties go to the smallest class index (``numpy.argmax``).
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Class indices ``0..n_classes-1``.
         """
         if hasattr(self, "predict_proba"):
             return np.argmax(self.predict_proba(Q), axis=1)

@@ -670,11 +670,14 @@ default="uniform"
         y : array-like of shape (n_samples,)
             Integer class indices ``0..n_classes-1`` (used for ``N_j``).
         code : array-like of shape (n_classes, n_classifiers)
+            The code matrix the outputs come from.
         output : {"proba"}, default="proba"
+            Only probabilities have a Bradley-Terry reading.
 
         Returns
         -------
-        self
+        self : object
+            The fitted decoder.
         """
         Q, y, code = self._validate_proba_fit(Q, y, code, output)
         v, counts = resolve_weights(self.weights, code, y)
@@ -692,6 +695,20 @@ default="uniform"
 
         Use it for the per-sample sweep counts, convergence flags and (with
         ``record_history=True``) the objective after every sweep.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Probabilities of each column's positive side.
+        p0 : ndarray of shape (n_samples, n_classes), default=None
+            Start of the fixed point; uniform when None.
+        record_history : bool, default=False
+            Record the objective after every sweep.
+
+        Returns
+        -------
+        result : BradleyTerryResult
+            Probabilities, sweeps, convergence flags (and the history).
         """
         return generalized_bradley_terry(
             self._clipped(Q),
@@ -704,13 +721,48 @@ default="uniform"
         )
 
     def objective(self, Q, P):
-        """``F(p)`` of each row of ``P`` for the outputs ``Q`` (for diagnostics)."""
+        """``F(p)`` of each row of ``P`` for the outputs ``Q`` (for diagnostics).
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Probabilities of each column's positive side.
+        P : ndarray of shape (n_samples, n_classes)
+            Class probabilities, one row per sample.
+
+        Returns
+        -------
+        F : ndarray of shape (n_samples,)
+            The objective of every row.
+        """
         return team_objective(self._clipped(Q), self.code_, self.weights_, P)
 
     def predict_proba(self, Q):
-        """Class probabilities: the GBTM fit of every row of ``Q``."""
+        """Class probabilities: the GBTM fit of every row of ``Q``.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1.
+        """
         return self.decode(Q).proba
 
     def decision_function(self, Q):
-        """Log-probabilities ``log p``."""
+        """Return the log-probabilities ``log p``.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes)
+            ``log`` of :meth:`predict_proba`.
+        """
         return np.log(self.predict_proba(Q))

@@ -228,8 +228,18 @@ class ConvexDecoder(BaseDecoder):
     # -- the model and its solver, public for the regularisation path and the CV estimator --
 
     def penalty_for(self, alpha=None):
-        """The :class:`~convexagg.aggregation.Penalty` of ``alpha`` (this decoder's by
-        default) under this decoder's ``penalty`` and ``l1_ratio``."""
+        """The :class:`~convexagg.aggregation.Penalty` of ``alpha`` under this decoder's settings.
+
+        Parameters
+        ----------
+        alpha : float, default=None
+            The strength; this decoder's ``alpha`` when None.
+
+        Returns
+        -------
+        penalty : Penalty
+            Of this decoder's ``penalty`` and ``l1_ratio``.
+        """
         l1_ratio = 0.5 if self.l1_ratio is None else self.l1_ratio
         return Penalty.from_alpha(self.alpha if alpha is None else alpha, self.penalty, l1_ratio)
 
@@ -239,6 +249,16 @@ class ConvexDecoder(BaseDecoder):
         ``"auto"`` and names resolved, the 0.1 keywords translated (with a
         ``FutureWarning``), and checked against ``formulation``: a setting the
         formulation cannot use raises a ``ValueError`` naming both.
+
+        Parameters
+        ----------
+        dask : bool, default=False
+            Check the settings against a fit on Dask arrays.
+
+        Returns
+        -------
+        solver : SolverConfig
+            The configuration object.
         """
         legacy = {name: getattr(self, name) for name in LEGACY_CONSTRAINTS}
         config = legacy_solver(self.solver, self.formulation, legacy)
@@ -247,7 +267,13 @@ class ConvexDecoder(BaseDecoder):
     def with_solver_resolved(self):
         """A clone whose ``solver`` is :meth:`solver_config` (``"auto"``, names and the
         0.1 keywords resolved, warning once): for code that fits the decoder many
-        times, such as a regularisation path."""
+        times, such as a regularisation path.
+
+        Returns
+        -------
+        decoder : ConvexDecoder
+            An unfitted clone with a configuration object as ``solver``.
+        """
         config = self.solver_config()
         legacy = {name: "deprecated" for name in LEGACY_CONSTRAINTS}
         return clone(self).set_params(solver=config, **legacy)
@@ -263,14 +289,23 @@ class ConvexDecoder(BaseDecoder):
 
         Parameters
         ----------
-        Q, y, code, output, sample_weight
-            As in :meth:`fit`.
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs, as in :meth:`fit`.
+        y : array-like of shape (n_samples,)
+            Integer class indices, as in :meth:`fit`.
+        code : array-like of shape (n_classes, n_classifiers)
+            The code matrix, as in :meth:`fit`.
+        output : {"proba", "margin"}, default="proba"
+            What ``Q`` holds.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples, as in :meth:`fit`.
         alpha : float, default=None
             The penalty's strength; this decoder's ``alpha`` when None.
 
         Returns
         -------
         objective : BlockedObjective
+            The objective, ready for a solver's ``solve``.
         """
         return self._likelihood(Q, y, code, output, sample_weight, self.solver_config(), alpha)
 

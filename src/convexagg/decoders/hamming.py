@@ -45,25 +45,51 @@ class HammingDecoder(BaseDecoder):
         Parameters
         ----------
         Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs (validated, otherwise unused).
         y : array-like of shape (n_samples,)
             Integer class indices ``0..n_classes-1``.
         code : array-like of shape (n_classes, n_classifiers)
+            The code matrix the outputs come from.
         output : {"proba", "margin"}, default="proba"
+            What ``Q`` holds (votes are ``Q - 1/2`` or ``Q``).
 
         Returns
         -------
-        self
+        self : object
+            The fitted decoder.
         """
         self._validate_fit(Q, y, code, output)
         return self
 
     def hamming_distances(self, Q):
-        """``d_H`` of shape ``(n_samples, n_classes)``."""
+        """Compute the generalised Hamming distance ``d_H`` to every codeword.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        d_H : ndarray of shape (n_samples, n_classes)
+            Distances, in steps of 1/2.
+        """
         Q = self._validate_predict(Q)
         votes = np.sign(Q - 0.5 if self.output_ == "proba" else Q)
         n_classifiers = self.code_.shape[1]
         return (n_classifiers - votes @ self.code_.T.astype(votes.dtype)) / 2.0
 
     def decision_function(self, Q):
-        """Minus the Hamming distance to each codeword (larger = nearer)."""
+        """Return minus the Hamming distance to each codeword (larger = nearer).
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes)
+            ``-d_H``.
+        """
         return -self.hamming_distances(Q)

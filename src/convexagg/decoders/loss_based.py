@@ -88,14 +88,18 @@ class LossBasedDecoder(BaseDecoder):
         Parameters
         ----------
         Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs (validated, otherwise unused).
         y : array-like of shape (n_samples,)
             Integer class indices ``0..n_classes-1``.
         code : array-like of shape (n_classes, n_classifiers)
+            The code matrix the outputs come from.
         output : {"proba", "margin"}, default="proba"
+            What ``Q`` holds; ``loss`` must be defined for it.
 
         Returns
         -------
-        self
+        self : object
+            The fitted decoder.
         """
         Q, y, code = self._validate_fit(Q, y, code, output)
         binary_losses(Q[:0], self.loss, output)  # loss/output compatibility, named error
@@ -104,7 +108,18 @@ class LossBasedDecoder(BaseDecoder):
         return self
 
     def discrepancies(self, Q):
-        """``rho`` of shape ``(n_samples, n_classes)``: each class's (averaged) loss."""
+        """Compute ``rho``: each class's (averaged) loss.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        rho : ndarray of shape (n_samples, n_classes)
+            The discrepancies (smaller = more likely).
+        """
         Q = self._validate_predict(Q)
         rho = output_discrepancies(
             Q, self.code_, self.weights_, loss=self.loss, output=self.output_
@@ -116,9 +131,31 @@ class LossBasedDecoder(BaseDecoder):
         return rho
 
     def decision_function(self, Q):
-        """``-rho``: minus each class's loss (log-probability up to a constant)."""
+        """``-rho``: minus each class's loss (log-probability up to a constant).
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_classes)
+            ``-rho``.
+        """
         return -self.discrepancies(Q)
 
     def predict_proba(self, Q):
-        """``softmax(-rho)`` (the paper's section 5.1)."""
+        """Class probabilities ``softmax(-rho)`` (the paper's section 5.1).
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1.
+        """
         return softmax(self.decision_function(Q), axis=1)

@@ -168,6 +168,7 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
     solver : {"exact", "libsvm"}, default="exact"
         Wu-Lin-Weng only.
     eps : float, default=1e-7
+        Outputs are clipped to ``[eps, 1 - eps]``.
     tol : float, default=1e-10
         Hastie-Tibshirani only (see :class:`BradleyTerryDecoder`).
     max_iter : int, default=100
@@ -229,10 +230,12 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
         code : array-like of shape (n_classes, n_classifiers)
             A one-vs-one code.
         output : {"proba"}, default="proba"
+            Only probabilities can be coupled.
 
         Returns
         -------
-        self
+        self : object
+            The fitted decoder.
         """
         Q, y, code = self._validate_proba_fit(Q, y, code, output)
         check_one_vs_one(code)
@@ -244,7 +247,22 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
         return self
 
     def decode(self, Q, p0=None, record_history=False):
-        """Hastie-Tibshirani only: the full :class:`BradleyTerryResult`."""
+        """Hastie-Tibshirani only: the full :class:`BradleyTerryResult`.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Probabilities of each column's positive side.
+        p0 : ndarray of shape (n_samples, n_classes), default=None
+            Start of the fixed point; uniform when None.
+        record_history : bool, default=False
+            Record the objective after every sweep.
+
+        Returns
+        -------
+        result : BradleyTerryResult
+            Probabilities, sweeps, convergence flags (and the history).
+        """
         if self.method != "hastie_tibshirani":
             raise AttributeError("decode is only available for method='hastie_tibshirani'.")
         return generalized_bradley_terry(
@@ -258,7 +276,18 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
         )
 
     def predict_proba(self, Q):
-        """Coupled class probabilities."""
+        """Coupled class probabilities.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs of the kind the decoder was fitted on.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1.
+        """
         if self.method == "hastie_tibshirani":
             return self.decode(Q).proba
         R = pairwise_matrix(self._clipped(Q), self.code_)

@@ -233,11 +233,14 @@ class WMAPDecoder(BradleyTerryDecoder):
         y : array-like of shape (n_samples,)
             Integer class indices ``0..n_classes-1``.
         code : array-like of shape (n_classes, n_classifiers)
+            The code matrix the outputs come from.
         output : {"proba"}, default="proba"
+            Only probabilities have a Bradley-Terry reading.
 
         Returns
         -------
-        self
+        self : object
+            The fitted decoder.
         """
         Q, y, code = self._validate_proba_fit(Q, y, code, output)
         start = "uniform" if self.weights == "uniform" else "n_samples"
@@ -324,9 +327,37 @@ class WMAPDecoder(BradleyTerryDecoder):
         self.history_ = {"objective": np.array(objective), "weights": np.array(iterates)}
 
     def decode(self, Q, p0=None, record_history=False):
-        """Run the inner fixed point and return the full :class:`BradleyTerryResult`."""
+        """Run the inner fixed point and return the full :class:`BradleyTerryResult`.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Probabilities of each column's positive side.
+        p0 : ndarray of shape (n_samples, n_classes), default=None
+            Start of the fixed point; uniform when None.
+        record_history : bool, default=False
+            Record the objective after every sweep.
+
+        Returns
+        -------
+        result : BradleyTerryResult
+            Probabilities, sweeps, convergence flags (and the history).
+        """
         return self._inner(self._clipped(Q), self.weights_, p0=p0, record_history=record_history)
 
     def objective(self, Q, P):
-        """The inner objective ``F(p)`` of each row of ``P`` (prior included)."""
+        """The inner objective ``F(p)`` of each row of ``P`` (prior included).
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Probabilities of each column's positive side.
+        P : ndarray of shape (n_samples, n_classes)
+            Class probabilities, one row per sample.
+
+        Returns
+        -------
+        F : ndarray of shape (n_samples,)
+            The objective of every row.
+        """
         return team_objective(self._clipped(Q), self.code_, self.weights_, P, self.prior_strength)

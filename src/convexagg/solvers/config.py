@@ -83,9 +83,23 @@ class SolverConfig(BaseEstimator):
     _restricted: dict = {}
 
     def solve(self, objective, previous=None, callback=None):
-        """Minimise ``objective``; warm-start from ``previous`` (a ``SolverResult``) if given.
+        """Minimise ``objective``; warm-start from ``previous`` if given.
 
-        Returns a :class:`~convexagg.solvers.SolverResult`.
+        Parameters
+        ----------
+        objective : Objective
+            The problem (see :class:`~convexagg.solvers.Objective`); the methods
+            this configuration needs are checked first.
+        previous : SolverResult, default=None
+            A neighbouring problem's solution to start from, by the solver's
+            warm-start policy.
+        callback : callable, default=None
+            Called with a dict of each iteration's record (``verbose`` uses it).
+
+        Returns
+        -------
+        result : SolverResult
+            The solution and the per-iteration history.
         """
         self._validate_params()
         check_objective(objective, self.required_methods(objective), type(self).__name__)
@@ -98,6 +112,17 @@ class SolverConfig(BaseEstimator):
         ``FLOAT32_FROM_VALUES`` (2**20) values on, float64 below and when the
         size is not known in advance (``n_values=None``: a Dask array, and
         predictions, which are made block by block).
+
+        Parameters
+        ----------
+        n_values : int or None
+            Number of losses the problem stores (``n_samples x n_classifiers``);
+            None when not known in advance.
+
+        Returns
+        -------
+        dtype : numpy.dtype
+            float32 or float64.
         """
         if self.dtype != "auto":
             return np.dtype(self.dtype)
@@ -105,7 +130,15 @@ class SolverConfig(BaseEstimator):
         return np.dtype(np.float32 if large else np.float64)
 
     def check_formulation(self, formulation, dask=False):
-        """Raise a ``ValueError`` naming the formulation and the setting it cannot use."""
+        """Raise a ``ValueError`` naming the formulation and the setting it cannot use.
+
+        Parameters
+        ----------
+        formulation : {"likelihood", "large_margin", "stiffness"}
+            The decoder's training criterion.
+        dask : bool, default=False
+            Check the settings against a fit on Dask arrays instead.
+        """
         name = type(self).__name__
         if formulation not in self.formulations:
             raise ValueError(
@@ -198,6 +231,19 @@ class InteriorPoint(SolverConfig):
         self.dtype = dtype
 
     def required_methods(self, objective=None):
+        """Name the optional methods of the objective this configuration needs.
+
+        Parameters
+        ----------
+        objective : Objective, default=None
+            The objective to be solved, for choices that depend on it; the
+            configured settings alone when None.
+
+        Returns
+        -------
+        methods : tuple of str
+            Checked by :func:`~convexagg.solvers.check_objective` before a solve.
+        """
         needed = ("hessian",) if self.newton == "direct" else ("hessp", "hess_diag")
         return needed + (("take",) if self.init == "subsample" else ())
 
@@ -229,8 +275,25 @@ class InteriorPoint(SolverConfig):
         return self.warm_start(objective, result, floor=_START_FLOOR)
 
     def warm_start(self, objective, previous, floor=None):
-        """The interior start near a neighbouring solution:
-        :func:`~convexagg.solvers.interior_warm_start` (the measured policy)."""
+        """The interior start near a neighbouring solution (the measured policy).
+
+        Parameters
+        ----------
+        objective : Objective
+            The new problem.
+        previous : SolverResult
+            The neighbouring problem's solution.
+        floor : float, default=None
+            How far into the interior to move it; see
+            :func:`~convexagg.solvers.interior_warm_start`.
+
+        Returns
+        -------
+        x0 : ndarray of shape (n_variables,)
+            The primal start.
+        z0 : ndarray of shape (n_weights,)
+            The dual start.
+        """
         return interior_warm_start(objective, previous.w, shift=floor)
 
     def _solve(self, objective, previous, callback):
@@ -273,6 +336,7 @@ class ProjectedNewton(SolverConfig):
         one-vs-one, ``|pg| = 8e-5`` and 4e-7 relative above the optimum,
         where the interior point at its ``tol=1e-4`` stops 4e-5 above it.
     max_iter : int, default=100
+        Newton iterations.
     dtype : {"auto", "float64", "float32"}, default="auto"
         Precision in which the losses are stored and multiplied (sums and the
         solver's own arithmetic are float64 either way). ``"auto"``: float32
@@ -309,9 +373,24 @@ class ProjectedNewton(SolverConfig):
         self.dtype = dtype
 
     def resolved(self, objective):
-        """``(newton, preconditioner, init)`` for ``objective``: the choices that depend
-        on what it offers (the per-iteration choice of ``newton="auto"`` is the
-        solver's)."""
+        """Resolve the choices that depend on what ``objective`` offers.
+
+        The per-iteration choice of ``newton="auto"`` is the solver's.
+
+        Parameters
+        ----------
+        objective : Objective
+            The problem to be solved.
+
+        Returns
+        -------
+        newton : str
+            As configured.
+        preconditioner : {"subsample", "diagonal", "auto"}
+            ``"diagonal"`` when the objective cannot be subsampled.
+        init : {"uniform", "fixed"}
+            The start point.
+        """
         subsample = getattr(objective, "take", None) is not None
         newton = self.newton
         preconditioner = self.preconditioner
@@ -323,6 +402,19 @@ class ProjectedNewton(SolverConfig):
         return newton, preconditioner, init
 
     def required_methods(self, objective=None):
+        """Name the optional methods of the objective this configuration needs.
+
+        Parameters
+        ----------
+        objective : Objective, default=None
+            The objective to be solved, for choices that depend on it; the
+            configured settings alone when None.
+
+        Returns
+        -------
+        methods : tuple of str
+            Checked by :func:`~convexagg.solvers.check_objective` before a solve.
+        """
         newton, preconditioner, _ = (
             (self.newton, self.preconditioner, self.init)
             if objective is None
@@ -353,7 +445,7 @@ class ProjectedNewton(SolverConfig):
 
 
 class LBFGSB(SolverConfig):
-    """scipy's L-BFGS-B on the library's objective (:func:`~convexagg.solvers.lbfgsb`).
+    """SciPy's L-BFGS-B on the library's objective (:func:`~convexagg.solvers.lbfgsb`).
 
     A quasi-Newton method: only values and gradients, no Hessian. Slower than
     :class:`ProjectedNewton` on every problem measured (``BENCHMARKS.md``);
@@ -363,10 +455,13 @@ class LBFGSB(SolverConfig):
     Parameters
     ----------
     init : {"uniform", "fixed"}, default="uniform"
+        Start at the best equal weights or at ``w = 1/M``.
     tol : float, default=1e-8
         scipy's ``pgtol`` (projected gradient, max-norm) and ``ftol``.
     max_iter : int, default=15000
+        L-BFGS-B iterations.
     dtype : {"float64", "float32"}, default="float64"
+        Precision in which the losses are stored and multiplied.
     """
 
     _parameter_constraints = {
@@ -384,6 +479,19 @@ class LBFGSB(SolverConfig):
         self.dtype = dtype
 
     def required_methods(self, objective=None):
+        """Name the optional methods of the objective this configuration needs.
+
+        Parameters
+        ----------
+        objective : Objective, default=None
+            The objective to be solved, for choices that depend on it; the
+            configured settings alone when None.
+
+        Returns
+        -------
+        methods : tuple of str
+            Checked by :func:`~convexagg.solvers.check_objective` before a solve.
+        """
         return ()
 
     def _solve(self, objective, previous, callback):
@@ -416,6 +524,19 @@ class ProjectedSubgradient(SolverConfig):
     dtype = "float64"
 
     def required_methods(self, objective=None):
+        """Name the optional methods of the objective this configuration needs.
+
+        Parameters
+        ----------
+        objective : Objective, default=None
+            The objective to be solved, for choices that depend on it; the
+            configured settings alone when None.
+
+        Returns
+        -------
+        methods : tuple of str
+            Checked by :func:`~convexagg.solvers.check_objective` before a solve.
+        """
         return ()
 
     def _solve(self, objective, previous, callback):
@@ -434,8 +555,23 @@ _NAMED = {
 
 
 def resolve_solver(solver, formulation="likelihood", dask=False):
-    """The configuration object for ``solver`` (a name or a configuration), checked
-    against ``formulation``; a configuration is returned as given (not copied)."""
+    """The configuration object for ``solver``, checked against ``formulation``.
+
+    Parameters
+    ----------
+    solver : str or SolverConfig
+        One of :data:`SOLVER_NAMES` or a configuration, returned as given (not
+        copied).
+    formulation : {"likelihood", "large_margin", "stiffness"}, default="likelihood"
+        The decoder's training criterion (``"auto"`` depends on it).
+    dask : bool, default=False
+        Check the settings against a fit on Dask arrays.
+
+    Returns
+    -------
+    solver : SolverConfig
+        The validated configuration.
+    """
     if isinstance(solver, str):
         if solver == "auto":
             solver = ProjectedSubgradient() if formulation == "large_margin" else ProjectedNewton()

@@ -29,6 +29,18 @@ def tau_schedule(tau, factor=10.0):
     large ``tau`` (where the barely smooth ``f_tau`` makes a cold start slow);
     for moderate ``tau`` a direct solve would be cheaper, but the paper's
     procedure is kept.
+
+    Parameters
+    ----------
+    tau : float
+        The final stiffness.
+    factor : float, default=10.0
+        Ratio of consecutive values.
+
+    Returns
+    -------
+    taus : ndarray
+        Increasing, ending at ``tau``.
     """
     taus = [1.0]
     while taus[-1] * factor < tau:

@@ -45,11 +45,29 @@ class Objective(Protocol):
     n_intercepts: int
 
     @property
-    def n_variables(self) -> int: ...
+    def n_variables(self) -> int:
+        """Number of variables: ``n_weights + n_intercepts``."""
+        ...
 
-    def evaluate(self, x: np.ndarray): ...
+    def evaluate(self, x: np.ndarray):
+        """Evaluate the objective and its gradient at ``x``.
 
-    def value(self, x: np.ndarray) -> float: ...
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+        """
+        ...
+
+    def value(self, x: np.ndarray) -> float:
+        """Evaluate the objective alone at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            Weights, then intercepts.
+        """
+        ...
 
 
 def check_objective(objective, methods=(), solver=None):
@@ -58,10 +76,16 @@ def check_objective(objective, methods=(), solver=None):
     Parameters
     ----------
     objective : object
+        The objective to check.
     methods : iterable of str
         The optional methods the caller needs beyond :data:`REQUIRED`.
     solver : str, default=None
         Who asks, for the message.
+
+    Returns
+    -------
+    objective : object
+        ``objective`` itself, when it has everything.
     """
     missing = [name for name in (*REQUIRED, *methods) if getattr(objective, name, None) is None]
     if missing:

@@ -211,6 +211,7 @@ def interior_point(
     tol : float, default=1e-4
         The paper's ``epsilon_fea = epsilon``.
     max_iter : int, default=100
+        Newton iterations.
     newton : {"cg", "direct"}, default="cg"
         How the reduced Newton system is solved: the paper's PCG with the Hessian
         diagonal as preconditioner (needs ``hessp`` and ``hess_diag``), or the

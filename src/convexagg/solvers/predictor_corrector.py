@@ -118,6 +118,7 @@ def predictor_corrector(
         Stop when ``|r_mu(x, z)|`` (at the step's target ``mu``) and ``z'w`` are
         both ``<= tol``: the paper's rule.
     max_iter : int, default=100
+        Newton iterations.
     newton : {"direct", "cg"}, default="direct"
         The dense Hessian and a Cholesky solve (two solves per iteration for
         the price of one Hessian), or PCG with the Hessian diagonal.

@@ -214,6 +214,7 @@ def projected_newton(
     tol : float, default=1e-4
         Stop when the projected gradient has norm ``<= tol``.
     max_iter : int, default=100
+        Newton iterations.
     newton : {"auto", "direct", "cg"}, default="auto"
         The Newton system on the free variables, see the module docstring.
     preconditioner : {"auto", "subsample", "diagonal"}, default="auto"

@@ -63,7 +63,9 @@ def interior_warm_start(objective, w, shift=None):
     Returns
     -------
     x0 : ndarray of shape (n_variables,)
+        The primal start: ``w`` moved into the interior.
     z0 : ndarray of shape (n_weights,)
+        The dual start, from the new problem's gradient.
     """
     shift = DEFAULT_SHIFT if shift is None else float(shift)
     if not shift > 0:
@@ -100,10 +102,12 @@ def uniform_start(objective, search_rows=2000):
         ``n_weights``, ``n_variables``, ``value(x)``, ``penalty``; ``take`` is used
         when present.
     search_rows : int, default=2000
+        Rows the search uses on large objectives.
 
     Returns
     -------
     x0 : ndarray of shape (n_variables,)
+        ``c*`` for every weight, 0 for the intercepts.
     """
     M = objective.n_weights
     search = objective
@@ -134,10 +138,22 @@ def uniform_start(objective, search_rows=2000):
 
 
 def gradient_duals(grad, dual_floor=1e-3):
-    """Duals for an interior point start: ``z0 = max(|g|, dual_floor * max |g|)``.
+    """Compute duals for an interior point start: ``z0 = max(|g|, dual_floor * max |g|)``.
 
     At the optimum ``z = grad f``; its magnitudes give the scale where the
     paper's ``z = 1`` is far off (used with :func:`uniform_start`).
+
+    Parameters
+    ----------
+    grad : ndarray of shape (n_weights,)
+        The gradient with respect to the weights at the primal start.
+    dual_floor : float, default=1e-3
+        Smallest dual, relative to the largest.
+
+    Returns
+    -------
+    z0 : ndarray of shape (n_weights,)
+        Positive duals (ones when the gradient is zero).
     """
     g = np.abs(grad)
     top = g.max(initial=0.0)

@@ -1,0 +1,193 @@
+"""Sphinx configuration of the convexagg documentation.
+
+``make docs`` builds it (installing the ``docs`` extra first) with warnings as
+errors and runs the gallery (``examples/plot_*.py``); ``make docs-noplot`` builds
+it without running the gallery, as CI does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+
+# A missing documentation dependency is one line naming the extra that installs it.
+for _module in ("sphinx_gallery", "numpydoc", "myst_parser", "pydata_sphinx_theme"):
+    try:
+        importlib.import_module(_module)
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise RuntimeError(
+            f'building the documentation needs {_module}: pip install -e ".[docs]" '
+            "(or run `make docs`)"
+        ) from exc
+
+from sphinx_gallery.sorting import ExplicitOrder  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402  (scikit-learn's dependency)
+
+import convexagg  # noqa: E402  (after the check above)
+
+# The gallery fits many small models in this process. On a few shared cores the
+# BLAS threads of such small products only contend with one another (a
+# one-vs-one fit on the digits took 4 s with them and 0.4 s without, on 2 cores),
+# so the examples run with one thread each.
+threadpool_limits(limits=1)
+
+project = "convexagg"
+author = "the convexagg developers"
+copyright = "2026, the convexagg developers"
+release = convexagg.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = [
+    "_build",
+    "**.ipynb_checkpoints",
+    # kept where scripts expect them; shown through reproduction/index.md
+    "reproduction/results.csv",
+    "reproduction/tables.md",
+    "reproduction/stopping_rule_check.py",
+    "auto_examples/*.py",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.zip",
+    "auto_examples/*.md5",
+    "auto_examples/*.json",
+]
+templates_path = ["_templates"]
+html_static_path = ["_static"]
+
+# -- autodoc, autosummary, numpydoc --------------------------------------------------------
+
+autosummary_generate = True
+autodoc_default_options = {"members": True, "member-order": "bysource"}
+autodoc_typehints = "none"  # the numpydoc sections carry the types
+numpydoc_show_class_members = False  # the class template lists the methods
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = True
+# scikit-learn's own methods (get_params, set_params, score, set_*_request) are
+# documented by scikit-learn; convexagg's pages list what convexagg defines.
+_REQUEST = re.compile(r"set_\w+_request$")
+
+
+def _skip_sklearn_members(app, what, name, obj, skip, options):
+    function = getattr(obj, "__func__", obj)
+    module = getattr(function, "__module__", None) or ""
+    if _REQUEST.match(name) or module.startswith("sklearn."):
+        return True
+    return None
+
+
+# -- sphinx-gallery ------------------------------------------------------------------------
+
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    # from the first steps to scale-out
+    "within_subsection_order": ExplicitOrder(
+        [
+            "plot_quick_start.py",
+            "plot_reliability.py",
+            "plot_decoders.py",
+            "plot_codes.py",
+            "plot_broken_classifier.py",
+            "plot_regularization_path.py",
+            "plot_out_of_fold.py",
+            "plot_convergence.py",
+            "plot_dask.py",
+            "*",
+        ]
+    ),
+    "doc_module": ("convexagg",),
+    "backreferences_dir": "generated/backreferences",
+    "remove_config_comments": True,
+    "download_all_examples": False,
+    "abort_on_example_error": False,
+    "only_warn_on_example_error": False,
+    "image_scrapers": ("matplotlib",),
+    "matplotlib_animations": False,
+    "show_memory": False,
+    "min_reported_time": 1,
+}
+
+# -- MyST (the Markdown pages and the repository's own Markdown files) ---------------------
+
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_heading_anchors = 3
+
+# Repository files shown as pages: read at build time, so they are never copied and
+# never stale. Their links point at repository paths; these become site links.
+ROOT_PAGES = {
+    "reproduction/results": "RESULTS.md",
+    "benchmarks": "BENCHMARKS.md",
+    "changelog": "CHANGELOG.md",
+    "contributing": "CONTRIBUTING.md",
+}
+_LINKS = {
+    "](docs/reproduction/)": "](index.md)",
+    "](BENCHMARKS.md)": "](../benchmarks.md)",
+    "](RESULTS.md)": "](reproduction/results.md)",
+    "](docs/reproduction/figures/": "](figures/",
+    "](README.md)": "](index.rst)",
+    "](CHANGELOG.md)": "](changelog.md)",
+    "](CONTRIBUTING.md)": "](contributing.md)",
+    "](QUALITY.md)": "](quality.md)",
+    "](LICENSE)": "](citing.rst)",
+}
+# QUALITY.md (the probability-quality benchmark's report) is shown, under the
+# benchmarks page, once the repository has it.
+HAS_QUALITY = (ROOT / "QUALITY.md").is_file()
+if HAS_QUALITY:
+    ROOT_PAGES["quality"] = "QUALITY.md"
+else:
+    exclude_patterns.append("quality.md")
+
+
+def _root_markdown(app, docname, source):
+    """Replace a placeholder page by the repository file it stands for."""
+    if docname == "citing":  # the software's citation names this version
+        source[0] = source[0].replace("@VERSION@", release)
+    if docname not in ROOT_PAGES:
+        return
+    path = ROOT / ROOT_PAGES[docname]
+    app.env.note_dependency(str(path))
+    text = path.read_text(encoding="utf-8")
+    for old, new in _LINKS.items():
+        text = text.replace(old, new)
+    if docname == "benchmarks" and HAS_QUALITY:
+        text += "\n\n```{toctree}\n:hidden:\n\nquality\n```\n"
+    source[0] = text
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"convexagg {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_sidebars = {"index": [], "getting_started": [], "citing": []}
+html_show_sourcelink = False
+html_copy_source = False
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_sklearn_members)
+    app.connect("source-read", _root_markdown)
