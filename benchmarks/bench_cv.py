@@ -1,6 +1,6 @@
 """Choosing alpha by cross-validation: this version against version 0.1, on the same protocol.
 
-    python benchmarks/bench_cv.py [--data-dir DIR] [--repeat 3] [--out results/cv.json]
+    python benchmarks/bench_cv.py [--data-dir DIR] [--repeat 7] [--out results/cv.json]
 
 ``ConvexAggregationClassifierCV`` on the letter workload (18,000 training rows,
 one-vs-one, ``LogisticRegression`` binaries), 13 alphas, 5 folds, the paper's

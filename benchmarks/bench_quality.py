@@ -397,7 +397,10 @@ def main():
     p.add_argument("--methods", default=None, help="comma-separated method names")
     p.add_argument("--splits", type=int, default=5)
     p.add_argument(
-        "--max-rows", type=int, default=2500, help="subsample larger data sets (keeps segment whole)"
+        "--max-rows",
+        type=int,
+        default=2500,
+        help="subsample larger data sets (keeps segment whole)",
     )
     p.add_argument("--tables-only", action="store_true")
     args = p.parse_args()
@@ -426,7 +429,9 @@ def main():
             "",
             C.header(info),
             "",
-            f"run time: {time.perf_counter() - t0:.0f} s",
+            "tables from the records only"
+            if args.tables_only
+            else f"run time: {time.perf_counter() - t0:.0f} s",
             "",
             "### The targets",
             "",
