@@ -166,7 +166,7 @@ METHODS = {
     "convexagg ovr cv=5": (LINEAR, _ca(code="ovr", cv=FOLDS)),
     "convexagg ecoc cv=5": (LINEAR, _ca(code="ecoc", cv=FOLDS)),
     "pairwise coupling, same binaries": (LINEAR, _coded("PairwiseCouplingDecoder", cv=FOLDS)),
-    "pairwise coupling, binaries on all rows": (LINEAR, _coded("PairwiseCouplingDecoder")),
+    "pairwise coupling, binaries on all rows": (LINEAR, _coded("PairwiseCouplingDecoder", cv=None)),
     "Bradley-Terry, same binaries": (LINEAR, _coded("BradleyTerryDecoder", cv=FOLDS)),
     "loss-based, same binaries": (LINEAR, _coded("LossBasedDecoder", cv=FOLDS)),
     "LogisticRegressionCV (multinomial)": (LINEAR, _lrcv),
@@ -394,7 +394,7 @@ def main():
     p = C.parser(__doc__.splitlines()[0])
     p.set_defaults(out="benchmarks/results/quality")
     p.add_argument("--datasets", default=None, help="comma-separated (default: all available)")
-    p.add_argument("--methods", default=None, help="comma-separated method names")
+    p.add_argument("--methods", default=None, help="semicolon-separated method names")
     p.add_argument("--splits", type=int, default=5)
     p.add_argument(
         "--max-rows",
@@ -412,7 +412,7 @@ def main():
     else:
         found = [n for n in PAPER_SETS if (Path(args.data_dir) / f"{n}.csv.gz").exists()]
         datasets = found + list(BUNDLED)
-    methods = args.methods.split(",") if args.methods else list(METHODS)
+    methods = args.methods.split(";") if args.methods else list(METHODS)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         sys.exit(f"unknown methods {unknown}; known: {list(METHODS)}")
