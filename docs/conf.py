@@ -167,6 +167,8 @@ def _root_markdown(app, docname, source):
     text = path.read_text(encoding="utf-8")
     for old, new in _LINKS.items():
         text = text.replace(old, new)
+    if "/" not in docname:  # a page at the site's root: its neighbours are beside it
+        text = text.replace("](../benchmarks.md)", "](benchmarks.md)")
     if docname == "benchmarks" and HAS_QUALITY:
         text += "\n\n```{toctree}\n:hidden:\n\nquality\n```\n"
     source[0] = text
