@@ -176,6 +176,7 @@ class CostSensitiveClassifier(DecisionClassifierBase):
             The fitted classifier.
         """
         self._validate_params()
+        check_cost_matrix(self.cost_matrix, np.unique(y).size)  # before any fit
         estimator = self._fit_estimator(X, y, sample_weight)
         self.cost_matrix_ = check_cost_matrix(self.cost_matrix, len(estimator.classes_))
         return self

@@ -84,7 +84,7 @@ def _log(proba):
 
 
 def shift_priors(proba, training_priors, priors):
-    """Posteriors under new class priors, by Bayes' rule.
+    """Shift posteriors to new class priors by Bayes' rule.
 
     Parameters
     ----------
@@ -256,17 +256,11 @@ class PriorShiftClassifier(DecisionClassifierBase):
             The fitted classifier.
         """
         self._validate_params()
+        self._check_priors(np.unique(y).size)  # before any fit
         estimator = self._fit_estimator(X, y, sample_weight)
         K = len(estimator.classes_)
-        if isinstance(self.priors, str):
-            self._priors = None
-        else:
-            self._priors = check_priors(self.priors, K, "priors")
-        if self.training_priors is not None:
-            self.training_priors_ = check_priors(
-                self.training_priors, K, "training_priors", positive=True
-            )
-        else:
+        self._check_priors(K)
+        if self.training_priors is None:
             y = np.asarray(y)
             w = _check_sample_weight(sample_weight, y)
             counts = np.array([w[y == c].sum() for c in estimator.classes_])
@@ -274,6 +268,14 @@ class PriorShiftClassifier(DecisionClassifierBase):
                 counts / counts.sum(), K, "the class frequencies of y", positive=True
             )
         return self
+
+    def _check_priors(self, K):
+        """``priors`` (None for "em") and ``training_priors_`` when given, validated."""
+        self._priors = None if isinstance(self.priors, str) else check_priors(self.priors, K)
+        if self.training_priors is not None:
+            self.training_priors_ = check_priors(
+                self.training_priors, K, "training_priors", positive=True
+            )
 
     def _log_proba(self, X):
         check_is_fitted(self, "training_priors_")
