@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 __all__ = ["DecisionClassifierBase", "check_proba"]
 
@@ -38,6 +39,16 @@ class DecisionClassifierBase(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def __init__(self, estimator):
         self.estimator = estimator
+
+    def _validate_y(self, y):
+        """``y`` as 1-D class labels (scikit-learn's messages), before any fit."""
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        return y
 
     def _fit_estimator(self, X, y, sample_weight=None):
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}

@@ -144,8 +144,8 @@ class ConformalClassifier(DecisionClassifierBase):
     error_rate : float, default=0.1
         The miscoverage allowed, in (0, 1): sets miss the true class with
         probability at most about ``error_rate``.
-    score : {"lac", "aps"}, default="lac"
-        The nonconformity score (module docstring): ``"lac"`` gives the
+    conformity_score : {"lac", "aps"}, default="lac"
+        The nonconformity score (module docstring; MAPIE's name): ``"lac"`` gives the
         smallest sets, ``"aps"`` sets that adapt to the sample's difficulty.
     cv : "out_of_fold", "prefit" or float, default="out_of_fold"
         Where the calibration scores come from. ``"out_of_fold"``:
@@ -201,7 +201,7 @@ class ConformalClassifier(DecisionClassifierBase):
     _parameter_constraints: dict = {
         **DecisionClassifierBase._parameter_constraints,
         "error_rate": [Interval(Real, 0, 1, closed="neither")],
-        "score": [StrOptions(set(SCORES))],
+        "conformity_score": [StrOptions(set(SCORES))],
         "cv": [StrOptions({"out_of_fold", "prefit"}), Interval(Real, 0, 1, closed="neither")],
         "class_conditional": ["boolean"],
         "random_state": ["random_state"],
@@ -212,14 +212,14 @@ class ConformalClassifier(DecisionClassifierBase):
         estimator,
         *,
         error_rate=0.1,
-        score="lac",
+        conformity_score="lac",
         cv="out_of_fold",
         class_conditional=False,
         random_state=None,
     ):
         self.estimator = estimator
         self.error_rate = error_rate
-        self.score = score
+        self.conformity_score = conformity_score
         self.cv = cv
         self.class_conditional = class_conditional
         self.random_state = random_state
@@ -249,7 +249,7 @@ class ConformalClassifier(DecisionClassifierBase):
             would then hold every class).
         """
         self._validate_params()
-        y = np.asarray(y)
+        y = self._validate_y(y)
         if self.cv == "out_of_fold":
             self._fit_estimator(X, y, sample_weight)
             model = self._fitted_model()
@@ -278,7 +278,7 @@ class ConformalClassifier(DecisionClassifierBase):
         labels = np.searchsorted(self.classes_, y)
         if np.any(labels >= len(self.classes_)) or np.any(self.classes_[labels] != y):
             raise ValueError("y holds labels that the estimator's classes_ do not.")
-        self.calibration_scores_ = class_scores(proba, self.score)[np.arange(len(y)), labels]
+        self.calibration_scores_ = class_scores(proba, self.conformity_score)[np.arange(len(y)), labels]
         self.calibration_labels_ = labels
         self.calibration_groups_ = groups
         self._check_size()
@@ -320,7 +320,7 @@ class ConformalClassifier(DecisionClassifierBase):
         """``(n_groups, n_samples, n_classes)``: each group's model's scores of ``X``."""
         check_is_fitted(self, "calibration_scores_")
         if self.cv != "out_of_fold":
-            return class_scores(self._proba(X), self.score)[np.newaxis]
+            return class_scores(self._proba(X), self.conformity_score)[np.newaxis]
         model = self._fitted_model()
         K = len(self.classes_)
         return np.stack(
@@ -333,7 +333,7 @@ class ConformalClassifier(DecisionClassifierBase):
                         K,
                         "the decoder's predict_proba",
                     ),
-                    self.score,
+                    self.conformity_score,
                 )
                 for member in model.estimators_
             ]

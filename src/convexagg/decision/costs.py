@@ -176,7 +176,9 @@ class CostSensitiveClassifier(DecisionClassifierBase):
             The fitted classifier.
         """
         self._validate_params()
-        check_cost_matrix(self.cost_matrix, np.unique(y).size)  # before any fit
+        y = self._validate_y(y)
+        if np.unique(y).size > 1:  # before any fit (one class: the estimator says so)
+            check_cost_matrix(self.cost_matrix, np.unique(y).size)
         estimator = self._fit_estimator(X, y, sample_weight)
         self.cost_matrix_ = check_cost_matrix(self.cost_matrix, len(estimator.classes_))
         return self

@@ -256,6 +256,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
             The fitted classifier.
         """
         self._validate_params()
+        y = self._validate_y(y)
         self._check_priors(np.unique(y).size)  # before any fit
         estimator = self._fit_estimator(X, y, sample_weight)
         K = len(estimator.classes_)
