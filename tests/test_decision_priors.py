@@ -76,11 +76,27 @@ def test_em_matches_the_published_algorithm():
     rng = np.random.default_rng(1)
     P = rng.dirichlet([2, 1, 1, 0.5], size=400)
     pi = np.array([0.4, 0.3, 0.2, 0.1])
-    ours, n_iter = em_priors(P, pi, tol=1e-13, max_iter=100000)
+    ours, n_iter = em_priors(P, pi, smoothing=0.0, tol=1e-13, max_iter=100000)
     np.testing.assert_allclose(ours, _em_oracle(pi, P, 1e-14), atol=1e-8)
     assert n_iter > 1
     # the fixed point: the priors are the mean of the posteriors they shift to
     np.testing.assert_allclose(shift_priors(P, pi, ours).mean(axis=0), ours, atol=1e-9)
+
+
+def test_smoothing_is_the_map_fixed_point_and_keeps_rare_classes():
+    rng = np.random.default_rng(4)
+    means, pi = [-2.0, 0.0, 2.0], np.array([1 / 3] * 3)
+    y = rng.choice(2, size=40)  # class 2 absent from the deployment sample
+    P = _gaussian_posteriors(rng.normal(loc=np.asarray(means)[y]), pi, means)
+    mle, _ = em_priors(P, pi, smoothing=0.0, tol=1e-12, max_iter=100000)
+    smoothed, _ = em_priors(P, pi, smoothing=1.0, tol=1e-12)
+    # MAP under Dirichlet(2): (sum of posteriors + 1) / (n + 3)
+    np.testing.assert_allclose(
+        (shift_priors(P, pi, smoothed).sum(axis=0) + 1) / (40 + 3), smoothed, atol=1e-9
+    )
+    assert mle[2] < 1e-3 < 1 / 43 <= smoothed[2]
+    with pytest.raises(ValueError, match="smoothing"):
+        em_priors(P, pi, smoothing=-1.0)
 
 
 def test_em_recovers_known_priors_from_exact_posteriors():
