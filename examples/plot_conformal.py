@@ -1,7 +1,7 @@
 """
-==========================================
+===========================================
 Conformal class sets: size against coverage
-==========================================
+===========================================
 
 Instead of one class, predict a *set* of classes that holds the true class
 with a chosen probability -- 90 % at error rate 0.1 -- on data exchangeable

@@ -1,7 +1,7 @@
 """
-==========================================
+===========================================
 Decisions under a cost matrix on the digits
-==========================================
+===========================================
 
 Some mistakes cost more than others. When reading handwritten amounts, say,
 mistaking one particular digit for another may be far more expensive than any

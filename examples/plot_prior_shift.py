@@ -1,7 +1,7 @@
 """
-==========================================
+======================================
 Predictions when the class mix changes
-==========================================
+======================================
 
 A model is trained on one class mix and deployed on another: most samples of
 a screening campaign are healthy, a sensor sees some classes more often in

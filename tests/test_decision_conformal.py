@@ -33,6 +33,13 @@ class ProbaIdentity(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(X, axis=1)]
 
 
+def _aps_draws(random_state, n_calibration, n_test):
+    """The uniform draws of ConformalClassifier's APS: calibration, then a seed for the test."""
+    rng = np.random.RandomState(random_state)
+    u_cal = rng.uniform(size=n_calibration)
+    return u_cal, np.random.RandomState(rng.randint(np.iinfo(np.int32).max)).uniform(size=n_test)
+
+
 def _draw(rng, n, K=4, concentration=0.7):
     """Exchangeable (probabilities, label drawn from them) pairs: the model is calibrated."""
     P = rng.dirichlet(np.full(K, concentration), size=n)
@@ -46,6 +53,10 @@ def test_scores_by_hand():
     P /= P.sum(axis=1, keepdims=True)
     aps = np.array([[sum(p for p in row if p > row[k]) + row[k] for k in range(4)] for row in P])
     np.testing.assert_allclose(class_scores(P, "aps"), aps, atol=1e-12)
+    u = rng.uniform(size=60)
+    randomised = [[sum(p for p in row if p > row[k]) + ui * row[k] for k in range(4)]
+                  for row, ui in zip(P, u)]
+    np.testing.assert_allclose(class_scores(P, "aps", u), randomised, atol=1e-12)
     np.testing.assert_allclose(class_scores(P, "lac"), 1 - P)
     with pytest.raises(ValueError, match="score must be one of"):
         class_scores(P, "raps")
@@ -57,15 +68,20 @@ def test_split_sets_are_the_finite_sample_quantile_rule(score):
     P_cal, y_cal = _draw(rng, 137)
     P_test, _ = _draw(rng, 200)
     error_rate = 0.1
-    s = class_scores(P_cal, score)[np.arange(137), y_cal]
+    u_cal, u_test = _aps_draws(0, 137, 200) if score == "aps" else (None, None)
+    s = class_scores(P_cal, score, u_cal)[np.arange(137), y_cal]
     # the ceil((n + 1)(1 - error_rate))-th smallest score, i.e. the quantile at level
     # ceil((n + 1)(1 - error_rate)) / n with numpy's "lower" method (MAPIE's rule)
     r = math.ceil((137 + 1) * (1 - error_rate))
     q = np.sort(s)[r - 1]
     assert q == np.quantile(s, r / 137, method="lower")
-    expected = class_scores(P_test, score) <= q
+    expected = class_scores(P_test, score, u_test) <= q
     clf = ConformalClassifier(
-        ProbaIdentity().fit(P_cal, y_cal), error_rate=error_rate, conformity_score=score, cv="prefit"
+        ProbaIdentity().fit(P_cal, y_cal),
+        error_rate=error_rate,
+        conformity_score=score,
+        cv="prefit",
+        random_state=0,
     ).fit(P_cal, y_cal)
     np.testing.assert_array_equal(clf.predict_set(P_test), expected)
 
@@ -83,8 +99,8 @@ def test_split_lac_sets_match_mapie():
     np.testing.assert_array_equal(ours.predict_set(P_test), theirs.predict_set(P_test)[1][:, :, 0])
 
 
-@pytest.mark.parametrize("class_conditional", [False, True])
-def test_split_coverage_on_exchangeable_data(class_conditional):
+@pytest.mark.parametrize("score, class_conditional", [("lac", False), ("aps", False), ("lac", True)])
+def test_split_coverage_on_exchangeable_data(score, class_conditional):
     """Mean coverage over many calibration draws is ceil((n+1)(1-a))/(n+1) for continuous
     scores (marginal), and at least 1 - a within every class (Mondrian)."""
     rng = np.random.default_rng(3)
@@ -95,7 +111,12 @@ def test_split_coverage_on_exchangeable_data(class_conditional):
         P, y = _draw(rng, n_cal + n_test, K=3, concentration=1.0)
         model = ProbaIdentity().fit(P, y)
         clf = ConformalClassifier(
-            model, error_rate=error_rate, cv="prefit", class_conditional=class_conditional
+            model,
+            error_rate=error_rate,
+            conformity_score=score,
+            cv="prefit",
+            class_conditional=class_conditional,
+            random_state=rng.integers(2**31),
         ).fit(P[:n_cal], y[:n_cal])
         hit = clf.predict_set(P[n_cal:])[np.arange(n_test), y[n_cal:]]
         covered.append(hit.mean())
@@ -149,15 +170,16 @@ def test_out_of_fold_probabilities_are_the_fold_members(wine):
 def test_cross_conformal_pvalues_by_hand(wine, score):
     X, y, X_test, _ = wine
     clf = ConvexAggregationClassifier(_binary(), random_state=0)
-    conformal = ConformalClassifier(clf, conformity_score=score).fit(X, y)
+    conformal = ConformalClassifier(clf, conformity_score=score, random_state=0).fit(X, y)
     model = conformal.estimator_
-    cal = class_scores(model.oof_proba_, score)[np.arange(120), y]
+    u_cal, u_test = _aps_draws(0, 120, 5) if score == "aps" else (None, None)
+    cal = class_scores(model.oof_proba_, score, u_cal)[np.arange(120), y]
     np.testing.assert_allclose(conformal.calibration_scores_, cal)
     x = X_test[:5]
     expected = np.zeros((5, 3))
     for k, member in enumerate(model.estimators_):
         Q = np.column_stack([est.predict_proba(x)[:, 1] for est in member])
-        s_test = class_scores(model.decoder_.predict_proba(Q), score)
+        s_test = class_scores(model.decoder_.predict_proba(Q), score, u_test)
         for i in np.flatnonzero(model.oof_fold_ == k):
             expected += cal[i] >= s_test
     np.testing.assert_allclose(conformal.predict_pvalues(x), (1 + expected) / 121)

@@ -5,10 +5,14 @@ A *score* says how strange class ``y`` is for a sample (larger: stranger):
 
 * ``"lac"`` (least ambiguous set-valued classifier; Sadinle, Lei & Wasserman
   2019): ``1 - p_y``; the smallest sets on average;
-* ``"aps"`` (adaptive prediction sets; Romano, Sesia & Candès 2020, not
-  randomised): the probability mass of the classes at least as probable as
-  ``y``, ``sum_{j: p_j > p_y} p_j + p_y``; larger sets where the model is
-  unsure.
+* ``"aps"`` (adaptive prediction sets; Romano, Sesia & Candès 2020): the
+  probability mass of the classes more probable than ``y`` plus a uniform
+  share of ``p_y``, ``sum_{j: p_j > p_y} p_j + u p_y`` with ``u ~ U(0, 1)``
+  drawn per sample; larger sets where the model is unsure. The randomisation
+  is what makes it exact: with ``u = 1`` (the whole ``p_y``) a confident
+  model's correct calibration samples all score about 1, and the sets come
+  out both larger and, for the most confident samples, empty (measured:
+  segment, 2.4 classes per set against 1.2 for the randomised score).
 
 The p-value of class ``y`` for a new sample compares its score with the scores
 of calibration samples at their true class:
@@ -41,7 +45,8 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ..binary import predict_binaries
 from ._base import DecisionClassifierBase, check_proba
@@ -51,7 +56,7 @@ __all__ = ["SCORES", "ConformalClassifier", "class_scores", "conformal_pvalues"]
 SCORES = ("lac", "aps")
 
 
-def class_scores(proba, score="lac"):
+def class_scores(proba, score="lac", u=None):
     """The nonconformity score of every class for every sample.
 
     Parameters
@@ -59,7 +64,10 @@ def class_scores(proba, score="lac"):
     proba : array-like of shape (n_samples, n_classes)
         Class probabilities.
     score : {"lac", "aps"}, default="lac"
-        ``"lac"``: ``1 - p_y``; ``"aps"``: ``sum_{j: p_j > p_y} p_j + p_y``.
+        ``"lac"``: ``1 - p_y``; ``"aps"``: ``sum_{j: p_j > p_y} p_j + u p_y``.
+    u : array-like of shape (n_samples,), default=None
+        APS's uniform draws, one per sample (shared by its classes); None
+        is ``u = 1``, the non-randomised score. Ignored by LAC.
 
     Returns
     -------
@@ -81,7 +89,8 @@ def class_scores(proba, score="lac"):
         )
         above = np.take_along_axis(above, first, axis=1)
         scores = np.empty_like(P)
-        np.put_along_axis(scores, order, above + sorted_P, axis=1)
+        share = 1.0 if u is None else np.asarray(u, dtype=float)[:, None]
+        np.put_along_axis(scores, order, above + share * sorted_P, axis=1)
         return scores
     raise ValueError(f"score must be one of {SCORES}; got {score!r}.")
 
@@ -146,7 +155,8 @@ class ConformalClassifier(DecisionClassifierBase):
         probability at most about ``error_rate``.
     conformity_score : {"lac", "aps"}, default="lac"
         The nonconformity score (module docstring; MAPIE's name): ``"lac"`` gives the
-        smallest sets, ``"aps"`` sets that adapt to the sample's difficulty.
+        smallest sets, ``"aps"`` (randomised) sets that adapt to the sample's
+        difficulty. Either may give an empty set.
     cv : "out_of_fold", "prefit" or float, default="out_of_fold"
         Where the calibration scores come from. ``"out_of_fold"``:
         cross-conformal, from the estimator's out-of-fold probabilities
@@ -161,7 +171,9 @@ class ConformalClassifier(DecisionClassifierBase):
         Mondrian sets: calibrate each class on its own samples, so that the
         coverage holds within every class (larger sets for hard classes).
     random_state : int, RandomState instance or None, default=None
-        The held-out split of a float ``cv``.
+        The held-out split of a float ``cv``, and APS's uniform draws: those of
+        the calibration samples, and a seed for those of the samples predicted
+        (the same on every call; a sample's draw depends on its row in ``X``).
 
     Attributes
     ----------
@@ -278,7 +290,11 @@ class ConformalClassifier(DecisionClassifierBase):
         labels = np.searchsorted(self.classes_, y)
         if np.any(labels >= len(self.classes_)) or np.any(self.classes_[labels] != y):
             raise ValueError("y holds labels that the estimator's classes_ do not.")
-        self.calibration_scores_ = class_scores(proba, self.conformity_score)[np.arange(len(y)), labels]
+        rng = check_random_state(self.random_state)
+        u = rng.uniform(size=len(y)) if self.conformity_score == "aps" else None
+        self._predict_seed = rng.randint(np.iinfo(np.int32).max)  # test draws: another stream
+        scores = class_scores(proba, self.conformity_score, u)
+        self.calibration_scores_ = scores[np.arange(len(y)), labels]
         self.calibration_labels_ = labels
         self.calibration_groups_ = groups
         self._check_size()
@@ -319,8 +335,11 @@ class ConformalClassifier(DecisionClassifierBase):
     def _test_scores(self, X):
         """``(n_groups, n_samples, n_classes)``: each group's model's scores of ``X``."""
         check_is_fitted(self, "calibration_scores_")
+        u = None
+        if self.conformity_score == "aps":  # one draw per sample, shared by every fold
+            u = np.random.RandomState(self._predict_seed).uniform(size=_num_samples(X))
         if self.cv != "out_of_fold":
-            return class_scores(self._proba(X), self.conformity_score)[np.newaxis]
+            return class_scores(self._proba(X), self.conformity_score, u)[np.newaxis]
         model = self._fitted_model()
         K = len(self.classes_)
         return np.stack(
@@ -334,6 +353,7 @@ class ConformalClassifier(DecisionClassifierBase):
                         "the decoder's predict_proba",
                     ),
                     self.conformity_score,
+                    u,
                 )
                 for member in model.estimators_
             ]
