@@ -9,14 +9,17 @@ solvers) -> estimators (scikit-learn API). The paper's sections 4 and 5.1:
 :func:`generalization_bound` (Proposition 2), :func:`regularization_path` and
 :class:`ConvexAggregationClassifierCV`. :class:`OutputDecoderClassifier` is a
 decoder as a classifier of binary outputs computed elsewhere (``X`` is ``Q``).
-Calibration metrics are in :mod:`convexagg.metrics`; figures of fitted models
+Decisions from the probabilities (costs, prior shift, conformal class sets)
+are the wrappers of :mod:`convexagg.decision`. Calibration and cost metrics
+are in :mod:`convexagg.metrics`; figures of fitted models
 (reliability diagram, weights, convergence, regularisation path) are the
 ``*Display`` classes of :mod:`convexagg.display`.
 """
 
-from . import metrics
+from . import decision, metrics
 from ._version import __version__
 from .codes import make_code
+from .decision import ConformalClassifier, CostSensitiveClassifier, PriorShiftClassifier
 from .decoders import (
     BradleyTerryDecoder,
     ConvexDecoder,
@@ -43,17 +46,21 @@ __all__ = [
     "ConvexAggregationClassifier",
     "ConvexAggregationClassifierCV",
     "ConvexDecoder",
+    "ConformalClassifier",
     "ConvergenceDisplay",
+    "CostSensitiveClassifier",
     "GeneralizationBound",
     "HammingDecoder",
     "LossBasedDecoder",
     "OutputDecoderClassifier",
+    "PriorShiftClassifier",
     "PairwiseCouplingDecoder",
     "RegularizationPath",
     "RegularizationPathDisplay",
     "ReliabilityDisplay",
     "WMAPDecoder",
     "WeightsDisplay",
+    "decision",
     "generalization_bound",
     "make_code",
     "metrics",

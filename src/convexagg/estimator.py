@@ -178,6 +178,17 @@ default="ovo"
         One per code column; with an ensemble, one such list per fold.
     decoder_ : fitted decoder
     binary_output_ : {"proba", "margin"}
+    oof_proba_ : ndarray of shape (n_samples, n_classes) or None
+        Out-of-fold class probabilities of the training rows: the fitted
+        decoder on the outputs of the binaries not trained on each row (NaN
+        for a row in no test fold). The calibration scores of cross-conformal
+        class sets (:class:`convexagg.decision.ConformalClassifier`), at no
+        extra fit. None with ``cv=None`` or ``"prefit"`` (no out-of-fold
+        outputs) or a decoder without ``predict_proba``. The decoder's few
+        weights were fitted on these same rows.
+    oof_fold_ : ndarray of shape (n_samples,) or None
+        With an ensemble, the member (fold) whose binaries gave each row's
+        out-of-fold outputs (-1 for none); None otherwise.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string column names.
@@ -448,6 +459,22 @@ default="ovo"
         self.decoder_ = decoder
         self._column_seeds = p.seeds
         self._fold_tests = training.tests
+        self._set_out_of_fold(training, decoder)
+
+    def _set_out_of_fold(self, training, decoder):
+        """``oof_proba_`` and ``oof_fold_``: what the decisions of
+        :mod:`convexagg.decision` calibrate on (cross-conformal sets), at the cost
+        of one decoder pass over outputs computed anyway."""
+        self.oof_proba_ = self.oof_fold_ = None
+        if self.cv is None or self.cv == "prefit" or not hasattr(decoder, "predict_proba"):
+            return
+        n = training.Q.shape[0]
+        self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
+        self.oof_proba_[training.rows] = decoder.predict_proba(training.Q[training.rows])
+        if training.tests is not None:
+            self.oof_fold_ = np.full(n, -1)
+            for k, test in enumerate(training.tests):
+                self.oof_fold_[test] = k
 
     def _members(self):
         """The fitted binaries, one list per ensemble member."""
@@ -526,7 +553,7 @@ default="ovo"
                     "samples."
                 )
             Q = member_outputs(self.estimators_, self._fold_tests, p.X, p.output, self.n_jobs)
-            training = Training(self.estimators_, Q, slice(None))
+            training = Training(self.estimators_, Q, slice(None), tests=self._fold_tests)
         elif self.cv is None or self.cv == "prefit":
             Q = predict_binaries(self.estimators_, p.X, p.output, n_jobs=self.n_jobs)
             training = Training([self.estimators_], Q, slice(None))
@@ -535,6 +562,7 @@ default="ovo"
             _, Q, rows, _ = out_of_fold(p, learners, self.cv, self.n_jobs, keep=False)
             training = Training([self.estimators_], Q, rows)
         self.decoder_ = self._fit_decoder(decoder, training, p)
+        self._set_out_of_fold(training, self.decoder_)
         return self
 
     # -- prediction ------------------------------------------------------------------------

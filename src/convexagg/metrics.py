@@ -45,9 +45,12 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
+from .decision.costs import check_cost_matrix
+
 __all__ = [
     "KINDS",
     "classwise_calibration_error",
+    "expected_cost_score",
     "reliability_curve",
     "top_label_calibration_error",
 ]
@@ -394,3 +397,66 @@ def classwise_calibration_error(y_true, y_prob, *, n_bins=15, labels=None, sampl
     """
     y, P, w, _ = check_calibration_inputs(y_true, y_prob, labels, sample_weight)
     return float(np.mean(binned_error(*_curves(y, P, w, "classwise", n_bins))))
+
+
+# ----------------------------------------------------------------------------- decisions
+
+
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_pred": ["array-like"],
+        "cost_matrix": ["array-like"],
+        "labels": ["array-like", None],
+        "sample_weight": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def expected_cost_score(y_true, y_pred, *, cost_matrix, labels=None, sample_weight=None):
+    """Mean realised cost of decisions under a cost matrix (lower is better).
+
+    The (weighted) mean of ``cost_matrix[true class, predicted class]``: an
+    estimate of the expected cost of the decision rule on the distribution the
+    samples come from. The decisions of
+    :class:`convexagg.decision.CostSensitiveClassifier` minimise its expectation
+    under the model's probabilities. As a scorer:
+    ``make_scorer(expected_cost_score, greater_is_better=False, cost_matrix=C)``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    cost_matrix : array-like of shape (n_classes, n_classes)
+        ``cost_matrix[i, j]``: the cost of predicting ``labels[j]`` when the true
+        class is ``labels[i]``; finite, non-negative, not all zero (see
+        :func:`convexagg.decision.check_cost_matrix`).
+    labels : array-like of shape (n_classes,), default=None
+        The classes of the cost matrix's rows and columns, sorted; the sorted
+        unique values of ``y_true`` and ``y_pred`` when None.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+
+    Returns
+    -------
+    cost : float
+        The mean cost per sample.
+    """
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_true.ndim != 1 or y_pred.shape != y_true.shape:
+        raise ValueError(
+            f"y_true and y_pred must be 1-D with one label per sample; got shapes "
+            f"{y_true.shape} and {y_pred.shape}."
+        )
+    if labels is None:
+        classes = np.unique(np.concatenate([y_true, y_pred]))
+    else:
+        classes = np.asarray(labels)
+        if classes.ndim != 1 or np.unique(classes).size != classes.size:
+            raise ValueError(f"labels must be a 1-D array of distinct labels; got {labels!r}.")
+        if np.any(np.sort(classes) != classes):
+            raise ValueError(f"labels must be sorted (the order of classes_); got {labels!r}.")
+    C = check_cost_matrix(cost_matrix, classes.size)
+    cost = C[encode_labels(y_true, classes), encode_labels(y_pred, classes, "y_pred")]
+    return float(np.average(cost, weights=_check_weights(sample_weight, cost.size)))

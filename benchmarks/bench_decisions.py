@@ -1,0 +1,408 @@
+"""Decisions from one fitted model: conformal class sets, prior shift, cost-sensitive predictions.
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_decisions.py \
+        [--data-dir DIR] [--splits 3] [--out benchmarks/results/decisions.json]
+
+The data sets and splits of ``bench_quality.py`` (the paper's sets of
+``--data-dir``, subsampled, stratified, to ``--max-rows`` = 2,500 rows, and
+scikit-learn's digits, wine and iris; stratified 80/20 splits, features
+standardised on the training part). On every split one model is fitted: the
+default ``ConvexAggregationClassifier`` (one-vs-one ``LogisticRegression``
+binaries, ``cv=5``, the fold binaries kept as an ensemble). Every decision
+below comes from that fit, through :class:`sklearn.frozen.FrozenEstimator`:
+
+* **Conformal sets** at error rate 0.1 (``ConformalClassifier``, cross-conformal
+  from the out-of-fold outputs), LAC and APS scores, marginal and (LAC)
+  class-conditional: coverage and mean set size on the test part. Beside them,
+  MAPIE's ``SplitConformalClassifier`` (prefit) on the same probabilities: the
+  out-of-fold probabilities as its calibration set, ``predict_proba`` on the
+  test part (APS: MAPIE's randomised calibration scores with its default
+  ``include_last_label=True`` at prediction; convexagg randomises both).
+* **Prior shift**: each test part resampled (with replacement, as many rows) to
+  class priors drawn from Dirichlet(1), ``--draws`` draws per split. Log-loss of
+  the unadapted probabilities, of the EM-adapted ones (``em_priors`` +
+  ``shift_priors``, the computation of ``PriorShiftClassifier(priors="em")``),
+  of the same with ``smoothing=0`` (the maximum-likelihood EM of Saerens et
+  al.), of QuaPy's ``EMQ.EM`` on the same probabilities (its default
+  ``epsilon=1e-4``), and of the shift to the true priors.
+* **Costs**: the cost matrix ``C = 1 - I`` with the row of the last class (in
+  sorted order) set to 10 off the diagonal -- missing the last class costs 10,
+  any other error 1. Mean realised cost (``convexagg.metrics.expected_cost_score``)
+  of ``predict`` and of ``CostSensitiveClassifier``.
+* **Time**: the fit; the one added step of the fit (the decoder's pass over
+  the out-of-fold outputs that gives ``oof_proba_``); and on the test part
+  ``predict_proba`` and each decision's prediction.
+
+Prints Markdown tables (per data set: mean over splits; the targets of issue
+25) and writes the per-split records to ``--out`` (JSON).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+from bench_quality import BUNDLED, PAPER_SETS, load, split  # noqa: E402
+
+ERROR_RATE = 0.1
+
+
+def _clock(f, *args, **kwargs):
+    t = time.perf_counter()
+    out = f(*args, **kwargs)
+    return out, time.perf_counter() - t
+
+
+def cost_matrix(n_classes):
+    """Missing the last class costs 10, every other error 1."""
+    C_ = 1.0 - np.eye(n_classes)
+    C_[-1, :-1] = 10.0
+    return C_
+
+
+class _Probabilities:
+    """A fitted 'classifier' whose input is its probabilities (MAPIE on given ones)."""
+
+    _estimator_type = "classifier"
+
+    def __init__(self, classes):
+        self.classes_ = np.arange(len(classes))
+        self.n_features_in_ = len(classes)
+
+    def fit(self, X, y):
+        return self
+
+    def predict_proba(self, X):
+        return np.asarray(X)
+
+    def predict(self, X):
+        return np.argmax(X, axis=1)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, Tags, TargetTags
+
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags())
+
+
+def mapie_sets(P_cal, y_cal, P_test, score, seed):
+    from mapie.classification import SplitConformalClassifier
+
+    model = _Probabilities(range(P_cal.shape[1]))
+    mapie = SplitConformalClassifier(
+        model, confidence_level=1 - ERROR_RATE, conformity_score=score, prefit=True,
+        random_state=seed,
+    ).conformalize(P_cal, y_cal)
+    return mapie.predict_set(P_test)[1][:, :, 0]
+
+
+def log_loss(y, P):
+    P = np.clip(P, 1e-15, 1)
+    return float(-np.mean(np.log(P[np.arange(len(y)), y])))
+
+
+def one_split(X, y, rep, draws):
+    from quapy.method.aggregative import EMQ
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from convexagg import ConvexAggregationClassifier
+    from convexagg.decision import (
+        ConformalClassifier,
+        CostSensitiveClassifier,
+        em_priors,
+        shift_priors,
+    )
+    from convexagg.metrics import expected_cost_score
+
+    X_tr, y_tr, X_te, y_te = split(X, y, rep)
+    clf, t_fit = _clock(
+        ConvexAggregationClassifier(LogisticRegression(max_iter=1000), random_state=rep).fit,
+        X_tr,
+        y_tr,
+    )
+    classes = clf.classes_
+    K = len(classes)
+    yi_tr, yi_te = np.searchsorted(classes, y_tr), np.searchsorted(classes, y_te)
+    # the fit's one added step: the decoder on the out-of-fold outputs (recomputed here)
+    rows = clf.oof_fold_ >= 0
+    Q_oof = np.zeros((len(y_tr), clf.code_matrix_.shape[1]))
+    for k, member in enumerate(clf.estimators_):
+        from convexagg.binary import predict_binaries
+
+        Q_oof[clf.oof_fold_ == k] = predict_binaries(
+            member, X_tr[clf.oof_fold_ == k], clf.binary_output_
+        )
+    _, t_oof = _clock(clf.decoder_.predict_proba, Q_oof[rows])
+    P_te, t_proba = _clock(clf.predict_proba, X_te)
+    rec = {"fit_s": t_fit, "oof_pass_s": t_oof, "predict_proba_s": t_proba, "n_test": len(y_te)}
+
+    frozen = FrozenEstimator(clf)
+    for name, score, mondrian in [
+        ("lac", "lac", False),
+        ("aps", "aps", False),
+        ("lac_mondrian", "lac", True),
+    ]:
+        try:
+            conformal = ConformalClassifier(
+                frozen, error_rate=ERROR_RATE, conformity_score=score, class_conditional=mondrian
+            ).fit(X_tr, y_tr)
+        except ValueError:  # Mondrian: a class with too few training rows for 0.1
+            for key in ("coverage", "size", "worst_class_coverage", "s"):
+                rec[f"{name}_{key}"] = float("nan")
+            continue
+        sets, t = _clock(conformal.predict_set, X_te)
+        hit = sets[np.arange(len(y_te)), yi_te]
+        rec[f"{name}_coverage"] = float(hit.mean())
+        rec[f"{name}_size"] = float(sets.sum(axis=1).mean())
+        rec[f"{name}_worst_class_coverage"] = float(min(hit[yi_te == k].mean() for k in range(K)))
+        rec[f"{name}_s"] = t
+    P_oof = clf.oof_proba_[rows]
+    for score in ("lac", "aps"):
+        sets = mapie_sets(P_oof, yi_tr[rows], P_te, score, rep)
+        rec[f"mapie_{score}_coverage"] = float(sets[np.arange(len(y_te)), yi_te].mean())
+        rec[f"mapie_{score}_size"] = float(sets.sum(axis=1).mean())
+
+    # prior shift: Dirichlet(1) test priors
+    rng = np.random.default_rng(1000 + rep)
+    pi_tr = np.bincount(yi_tr, minlength=K) / len(yi_tr)
+    shift = []
+    for _ in range(draws):
+        target = rng.dirichlet(np.ones(K))
+        counts = rng.multinomial(len(y_te), target)
+        idx = np.concatenate(
+            [rng.choice(np.flatnonzero(yi_te == k), size=c) for k, c in enumerate(counts) if c]
+        )
+        P, yy = P_te[idx], yi_te[idx]
+        (q, n_iter), t_em = _clock(em_priors, P, pi_tr)
+        adapted = shift_priors(P, pi_tr, q)
+        mle = shift_priors(P, pi_tr, em_priors(P, pi_tr, smoothing=0.0)[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, emq = EMQ.EM(pi_tr, P, epsilon=1e-4)
+        shift.append(
+            {
+                "unadapted": log_loss(yy, P),
+                "em": log_loss(yy, adapted),
+                "em_mle": log_loss(yy, mle),
+                "emq": log_loss(yy, emq),
+                "true_priors": log_loss(yy, shift_priors(P, pi_tr, target)),
+                "prior_error_em": float(np.abs(q - np.bincount(yy, minlength=K) / len(yy)).sum()),
+                "em_iter": n_iter,
+                "em_s": t_em,
+            }
+        )
+    rec["shift"] = shift
+
+    # costs
+    Cm = cost_matrix(K)
+    costly = CostSensitiveClassifier(frozen, cost_matrix=Cm).fit(X_tr, y_tr)
+    pred, t_cost = _clock(costly.predict, X_te)
+    rec["cost_predict"] = expected_cost_score(y_te, clf.predict(X_te), cost_matrix=Cm,
+                                              labels=classes)
+    rec["cost_decision"] = expected_cost_score(y_te, pred, cost_matrix=Cm, labels=classes)
+    rec["accuracy_predict"] = float(np.mean(clf.predict(X_te) == y_te))
+    rec["accuracy_decision"] = float(np.mean(pred == y_te))
+    rec["cost_s"] = t_cost
+    return rec
+
+
+def _m(records, key):
+    return float(np.mean([r[key] for r in records]))
+
+
+def tables(results, splits, draws):
+    lines = [
+        f"### Conformal sets at error rate {ERROR_RATE} (cross-conformal, cv=5 out-of-fold; "
+        "mean over the splits)",
+        "",
+        "| data set | splits | LAC coverage | LAC size | MAPIE LAC coverage | MAPIE LAC size | APS coverage | APS size "
+        "| MAPIE APS coverage | MAPIE APS size | Mondrian LAC coverage (worst class) "
+        "| Mondrian size |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, recs in results.items():
+        lines.append(
+            f"| {name} | {len(recs)} | {_m(recs, 'lac_coverage'):.3f} "
+            f"| {_m(recs, 'lac_size'):.2f} "
+            f"| {_m(recs, 'mapie_lac_coverage'):.3f} | {_m(recs, 'mapie_lac_size'):.2f} "
+            f"| {_m(recs, 'aps_coverage'):.3f} "
+            f"| {_m(recs, 'aps_size'):.2f} | {_m(recs, 'mapie_aps_coverage'):.3f} "
+            f"| {_m(recs, 'mapie_aps_size'):.2f} | {_m(recs, 'lac_mondrian_coverage'):.3f} "
+            f"({_m(recs, 'lac_mondrian_worst_class_coverage'):.3f}) "
+            f"| {_m(recs, 'lac_mondrian_size'):.2f} |"
+        )
+    lines += [
+        "",
+        f"### Prior shift: Dirichlet(1) test priors, {draws} draws per split (the first "
+        f"{splits} splits); log-loss "
+        "(mean ± sd over draws and splits)",
+        "",
+        "| data set | unadapted | EM (default, smoothing=1) | EM, smoothing=0 (the MLE) "
+        "| QuaPy EMQ | true priors | EM better than unadapted | true priors better than "
+        "unadapted | L1 error of the EM priors | EM iterations |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, recs in results.items():
+        d = [s for r in recs for s in r["shift"]]
+
+        def ms(key):
+            v = np.array([s[key] for s in d])
+            return f"{v.mean():.3f} ± {v.std():.3f}"
+
+        wins = np.mean([s["em"] < s["unadapted"] for s in d])
+        best = np.mean([s["true_priors"] < s["unadapted"] for s in d])
+        lines.append(
+            f"| {name} | {ms('unadapted')} | {ms('em')} | {ms('em_mle')} | {ms('emq')} "
+            f"| {ms('true_priors')} "
+            f"| {wins:.0%} | {best:.0%} | {np.mean([s['prior_error_em'] for s in d]):.3f} "
+            f"| {np.median([s['em_iter'] for s in d]):.0f} |"
+        )
+    lines += [
+        "",
+        "### Costs: missing the last class costs 10, any other error 1 (mean realised cost "
+        "per test row)",
+        "",
+        "| data set | last class | predict: cost | decision: cost | predict: accuracy "
+        "| decision: accuracy |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, recs in results.items():
+        lines.append(
+            f"| {name} | {recs[0]['last_class']} | {_m(recs, 'cost_predict'):.4f} "
+            f"| {_m(recs, 'cost_decision'):.4f} | {_m(recs, 'accuracy_predict'):.3f} "
+            f"| {_m(recs, 'accuracy_decision'):.3f} |"
+        )
+    lines += [
+        "",
+        "### Time (seconds, mean over splits; one core)",
+        "",
+        "| data set | fit | of which oof_proba_ (decoder pass) | predict_proba (test) "
+        "| cost decision | EM priors | conformal sets (LAC) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, recs in results.items():
+        em = np.mean([s["em_s"] for r in recs for s in r["shift"]])
+        lines.append(
+            f"| {name} | {_m(recs, 'fit_s'):.2f} | {_m(recs, 'oof_pass_s'):.4f} "
+            f"| {_m(recs, 'predict_proba_s'):.3f} | {_m(recs, 'cost_s'):.3f} | {em:.4f} "
+            f"| {_m(recs, 'lac_s'):.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def targets(results):
+    cov = {n: _m(r, "lac_coverage") for n, r in results.items()}
+    cov_aps = {n: _m(r, "aps_coverage") for n, r in results.items()}
+    in_range = [n for n in cov if 0.89 <= cov[n] <= 0.92]
+    in_range_aps = [n for n in cov_aps if 0.89 <= cov_aps[n] <= 0.92]
+    smaller = [n for n, r in results.items() if _m(r, "lac_size") <= _m(r, "mapie_lac_size")]
+    smaller_aps = [n for n, r in results.items() if _m(r, "aps_size") <= _m(r, "mapie_aps_size")]
+    draws = [s for r in results.values() for rec in r for s in rec["shift"]]
+    wins = np.mean([s["em"] < s["unadapted"] for s in draws])
+    not_worse = []
+    for n, r in results.items():
+        d = [s for rec in r for s in rec["shift"]]
+        em = np.array([s["em"] for s in d])
+        emq = np.array([s["emq"] for s in d])
+        if em.mean() <= emq.mean() + em.std():
+            not_worse.append(n)
+    cheaper = [n for n, r in results.items() if _m(r, "cost_decision") < _m(r, "cost_predict")]
+    ties = [n for n, r in results.items() if _m(r, "cost_decision") == _m(r, "cost_predict")]
+    N = len(results)
+
+    def verdict(ok):
+        return "met" if ok else "missed"
+
+    return "\n".join(
+        [
+            f"- LAC coverage in [0.89, 0.92]: {len(in_range)}/{N} "
+            f"({verdict(len(in_range) == N)}; outside: "
+            f"{', '.join(f'{n} {cov[n]:.3f}' for n in cov if n not in in_range) or 'none'})",
+            f"- APS coverage in [0.89, 0.92]: {len(in_range_aps)}/{N} "
+            f"({verdict(len(in_range_aps) == N)}; outside: "
+            f"{', '.join(f'{n} {cov_aps[n]:.3f}' for n in cov_aps if n not in in_range_aps) or 'none'})",
+            f"- LAC set size <= MAPIE's on the same probabilities: {len(smaller)}/{N} "
+            f"({verdict(len(smaller) == N)}); APS: {len(smaller_aps)}/{N} "
+            f"({verdict(len(smaller_aps) == N)})",
+            f"- EM-adapted log-loss below unadapted: {wins:.0%} of {len(draws)} draws "
+            f"({verdict(wins >= 0.9)}; the true priors: "
+            f"{np.mean([s['true_priors'] < s['unadapted'] for s in draws]):.0%})",
+            f"- EM no worse than QuaPy's EMQ (within one sd): {len(not_worse)}/{N} "
+            f"({verdict(len(not_worse) == N)})",
+            f"- cost-sensitive decisions cheaper than predict: {len(cheaper)}/{N}, ties "
+            f"{len(ties)} ({verdict(len(cheaper) + len(ties) == N and len(cheaper) > 0)}; "
+            f"ties: {', '.join(ties) or 'none'})",
+        ]
+    )
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0])
+    p.add_argument("--datasets", default=None, help="comma-separated (default: all available)")
+    p.add_argument("--splits", type=int, default=3)
+    p.add_argument(
+        "--min-test-rows",
+        type=int,
+        default=1500,
+        help="more splits (at most 30) for small data sets, until the test parts hold this "
+        "many rows: coverage is a proportion",
+    )
+    p.add_argument("--draws", type=int, default=5, help="Dirichlet(1) test priors per split")
+    p.add_argument("--max-rows", type=int, default=2500)
+    args = p.parse_args()
+    if args.quick:
+        args.splits, args.max_rows, args.draws = 1, 600, 2
+    C.limit_blas(args)
+    if args.datasets:
+        datasets = args.datasets.split(",")
+    else:
+        found = [n for n in PAPER_SETS if (Path(args.data_dir) / f"{n}.csv.gz").exists()]
+        datasets = found + list(BUNDLED)
+    info = C.machine()
+    t0 = time.perf_counter()
+    results = {}
+    for name in datasets:
+        X, y = load(name, args.data_dir, args.max_rows)
+        recs = []
+        n_test = int(np.ceil(0.2 * len(y)))
+        n_splits = min(30, max(args.splits, int(np.ceil(args.min_test_rows / n_test))))
+        for rep in range(n_splits):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                rec = one_split(X, y, rep, args.draws if rep < args.splits else 0)
+            rec["last_class"] = str(np.unique(y)[-1])
+            recs.append(rec)
+        results[name] = recs
+        print(f"{name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    text = "\n".join(
+        [
+            f"## Decisions from one fit: stratified 80/20 splits ({args.splits}, or more until "
+            f"the test parts hold {args.min_test_rows} rows, at most 30), at most "
+            f"{args.max_rows} rows per data set",
+            "",
+            C.header(info),
+            "",
+            f"run time: {time.perf_counter() - t0:.0f} s",
+            "",
+            "### The targets",
+            "",
+            targets(results),
+            "",
+            tables(results, args.splits, args.draws),
+        ]
+    )
+    C.finish(args, info, results, text)
+
+
+if __name__ == "__main__":
+    main()
