@@ -390,6 +390,48 @@ def test_output_discrepancies_is_the_kernel_on_losses():
     )
 
 
+def _reference_rho(Q, code, w, b=None):
+    """DESIGN.md's two products, in float64, from the losses of a float64 Q."""
+    L_pos, L_neg = binary_losses(np.asarray(Q, dtype=np.float64))
+    Pos, Neg = (code == 1).astype(float), (code == -1).astype(float)
+    rho = (L_pos * w) @ Pos.T + (L_neg * w) @ Neg.T
+    return rho if b is None else rho + b
+
+
+@pytest.mark.parametrize(
+    "code",
+    [one_vs_one(10), one_vs_one(5), one_vs_rest(7), sparse_random(9, random_state=1)],
+    ids=["ovo10-sparse-product", "ovo5-dense-product", "ovr7", "sparse-random9"],
+)
+@pytest.mark.parametrize("q_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_the_fused_decode_is_the_two_dense_products(code, q_dtype, dtype, intercept):
+    """output_discrepancies (losses of transposed row chunks, a sparse W for
+    one-vs-one on 10 classes, a dense one for the others) against DESIGN.md's
+    rho = (L_pos * w) @ Pos.T + (L_neg * w) @ Neg.T, with outputs at 0 and 1
+    and a last chunk shorter than the others; the first rows decode to the bit
+    as they do alone."""
+    from convexagg.aggregation.discrepancy import SPARSE_DENSITY
+
+    density = np.count_nonzero(code) / (2 * code.size)
+    assert (density <= SPARSE_DENSITY) == (code.shape == (10, 45))  # both products are tested
+    rng = np.random.default_rng(3)
+    Q = rng.uniform(0, 1, size=(1000, code.shape[1])).astype(q_dtype)
+    Q[:4] = np.array([0.0, 1.0, 0.5, 1e-30])[:, None]
+    w = rng.uniform(0, 2, size=code.shape[1])
+    b = rng.normal(size=code.shape[0]) if intercept else None
+    rho = _reference_rho(Q, code, w, b)
+    got = output_discrepancies(Q, code, w, b, dtype=dtype)
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    if dtype == np.float64:
+        np.testing.assert_allclose(got, rho, rtol=1e-13, atol=1e-13 * np.abs(rho).max())
+    else:  # each loss rounded to float32 once, then summed in float32
+        np.testing.assert_allclose(got, rho, rtol=2e-6, atol=2e-6 * np.abs(rho).max())
+    np.testing.assert_array_equal(output_discrepancies(Q[:7], code, w, b, dtype=dtype), got[:7])
+    np.testing.assert_array_equal(Q[:2, 0], [0.0, 1.0])  # the input is untouched
+
+
 def test_the_contract_is_declared_and_checked():
     code = one_vs_one(3)
     Q, y, _, _, _ = _problem(code, n=10)
