@@ -229,9 +229,12 @@ def output_discrepancies(
 def _transposed_product(W, dtype):
     """``L.T -> W.T @ L.T`` for transposed losses, sparse when ``W`` is sparse enough."""
     WT = np.ascontiguousarray(W.T, dtype=dtype)
-    if np.count_nonzero(WT) <= SPARSE_DENSITY * WT.size:
-        WT = sp.csr_array(WT)
-    return WT.__matmul__
+    rows, cols = np.nonzero(WT)
+    if rows.size > SPARSE_DENSITY * WT.size:
+        return WT.__matmul__
+    # CSR from its parts (rows come sorted): scipy's conversion from dense costs more
+    indptr = np.searchsorted(rows, np.arange(WT.shape[0] + 1))
+    return sp.csr_array((WT[rows, cols], cols, indptr), shape=WT.shape).__matmul__
 
 
 def _log_sides(qT, out, work=None):
@@ -242,21 +245,23 @@ def _log_sides(qT, out, work=None):
     ``work``: float64 scratch of ``qT``'s shape when ``qT`` is float64 and
     ``out`` float32.
     """
-    if out.dtype == np.float32 and qT.dtype == np.float32:
-        # in float32 1 - q is exact (q >= 1/2) or correctly rounded, as in
-        # float64 and rounded; clipping 1 - q at eps is clipping q at 1 - eps
-        eps = np.float32(_EPS64)
-        np.maximum(qT, eps, out=out[0])
-        np.subtract(np.float32(1.0), qT, out=out[1])
-        np.maximum(out[1], eps, out=out[1])
-    elif work is None:  # float64 losses: clipped in float64 (float32 q upcast first)
-        if qT.dtype != out.dtype:
-            out[0] = qT
-            qT = out[0]
-        np.clip(qT, _EPS64, 1.0 - _EPS64, out=out[0])
-        np.subtract(1.0, out[0], out=out[1])
+    # the transposed rows are copied first: ufuncs on a strided operand do not
+    # vectorise, a copy is blocked
+    if work is None:  # clipped in out's dtype: float64, or float32 from float32 q
+        out[0] = qT
+        if out.dtype == np.float32:
+            # in float32, 1 - q is exact (q >= 1/2) or correctly rounded, as it
+            # is in float64 and rounded; clipping 1 - q at eps is clipping q at
+            # 1 - eps (for q = 1, the only float32 above 1 - eps)
+            eps = np.float32(_EPS64)
+            np.subtract(np.float32(1.0), out[0], out=out[1])
+            np.maximum(out, eps, out=out)
+        else:
+            np.clip(out[0], _EPS64, 1.0 - _EPS64, out=out[0])
+            np.subtract(1.0, out[0], out=out[1])
     else:
-        np.clip(qT, _EPS64, 1.0 - _EPS64, out=work)
+        work[...] = qT
+        np.clip(work, _EPS64, 1.0 - _EPS64, out=work)
         out[0] = work
         np.subtract(1.0, work, out=work)
         out[1] = work

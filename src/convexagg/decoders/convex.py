@@ -22,7 +22,7 @@ from ..aggregation import (
 )
 from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
-from ..solvers import SolverResult, continuation, resolve_solver, tau_schedule
+from ..solvers import ProjectedNewton, SolverResult, continuation, resolve_solver, tau_schedule
 from ..solvers.config import LEGACY_CONSTRAINTS, SOLVER_CONSTRAINT, legacy_solver
 from .base import BaseDecoder, check_fit_inputs
 
@@ -75,10 +75,13 @@ class ConvexDecoder(BaseDecoder):
     **Dask arrays** (``pip install convexagg[dask]``): ``fit`` accepts ``Q`` and
     ``y`` (and ``sample_weight``) as Dask arrays chunked by rows and never
     gathers ``Q``; each evaluation of the objective is one pass over the blocks
-    that returns the partial sums of value, gradient and dense Hessian
+    that returns the partial sums of value and gradient
     (:class:`convexagg.aggregation.distributed.DaskObjective`), so the solvers
     take one pass per Newton iteration (plus one per rejected line-search
-    trial; ``n_passes_`` counts them). The weights equal those of the in-memory
+    trial; ``n_passes_`` counts them). The projected Newton method (the
+    default) takes its Hessian from a sample of 200,000 rows drawn in the
+    first pass; the other solvers sum the dense Hessian over every row in
+    every pass. The weights equal those of the in-memory
     fit on the same data to rounding. ``formulation`` must be ``"likelihood"``;
     starts that need the data several times (``init="uniform"`` of the interior
     point, ``"subsample"``) are refused. ``predict_proba``,
@@ -453,7 +456,7 @@ class ConvexDecoder(BaseDecoder):
 
     def _fit_dask(self, Q, y, code, output, sample_weight):
         """Out-of-core fit: validation that needs the data happens inside the passes."""
-        from ..aggregation.distributed import DaskObjective
+        from ..aggregation.distributed import HESSIAN_ROWS, DaskObjective
 
         da = import_dask_array()
         if self.formulation != "likelihood":
@@ -485,6 +488,9 @@ class ConvexDecoder(BaseDecoder):
             dtype=config.storage_dtype(None),
             fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
+            # projected Newton only needs a descent direction: its Hessian from a
+            # sample; the interior point's residual steps need the exact one
+            hessian_rows=HESSIAN_ROWS if isinstance(config, ProjectedNewton) else None,
         )
         # a bad block raises inside the solve, before anything is set
         result = config.solve(objective, self._previous(code), self._callback())
