@@ -432,6 +432,82 @@ def test_the_fused_decode_is_the_two_dense_products(code, q_dtype, dtype, interc
     np.testing.assert_array_equal(Q[:2, 0], [0.0, 1.0])  # the input is untouched
 
 
+@pytest.mark.parametrize("code", [one_vs_one(5), CUSTOM, MAJORITY, one_vs_rest(4)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "loss, output, q_dtype",
+    [
+        ("cross_entropy", "proba", np.float32),
+        ("cross_entropy", "proba", np.float64),
+        ("hinge", "margin", np.float64),
+    ],
+)
+def test_recomputed_losses_give_the_stored_objective_to_the_bit(code, dtype, loss, output, q_dtype):
+    """RecomputedObjective (losses from Q on every pass) against BlockedObjective
+    (losses stored) on chunks that do not divide the samples: every value,
+    derivative, restricted Hessian (a quarter of the weights) and subsample equal,
+    with intercepts and sample weights; Q is not copied."""
+    from convexagg.aggregation import RecomputedObjective
+
+    Q, y, x, v, s = _problem(code, seed=4, n=1000, output=output)
+    Q = Q.astype(q_dtype)
+    kw = dict(loss=loss, output=output, dtype=dtype, chunk=96, fit_intercept=True)
+    kw.update(sample_weight=s)
+    stored = BlockedObjective.from_outputs(Q, code, y, Penalty(0.01), **kw)
+    lazy = RecomputedObjective.from_outputs(Q, code, y, Penalty(0.01), **kw)
+    assert not isinstance(lazy.LT, np.ndarray) and lazy.LT.shape == stored.LT.shape
+    p, q = stored.evaluate(x), lazy.evaluate(x)
+    assert p.value == q.value
+    for a, b in [
+        (p.grad, q.grad),
+        (p.P, q.P),
+        (stored.hessp(p, v), lazy.hessp(q, v)),
+        (stored.hess_diag(p), lazy.hess_diag(q)),
+        (stored.hessian(p), lazy.hessian(q)),
+        (stored.hessian(p, [0, code.shape[1]]), lazy.hessian(q, [0, code.shape[1]])),
+        (stored.take(slice(1, None, 3), np.float32).LT, lazy.take(slice(1, None, 3), np.float32).LT),
+    ]:
+        np.testing.assert_array_equal(a, b)
+
+
+def test_losses_that_do_not_fit_are_recomputed_within_the_memory_formula(monkeypatch):
+    """When the stored losses would exceed the machine's share, the decoder fits a
+    RecomputedObjective: the same weights, and a peak (tracemalloc) within the
+    formula of convexagg.aggregation.recomputed, below the stored losses alone."""
+    import tracemalloc
+
+    import convexagg.aggregation.recomputed as recomputed
+    from convexagg import ConvexDecoder
+    from convexagg.aggregation import RecomputedObjective
+
+    rng = np.random.default_rng(0)
+    code = one_vs_one(12)
+    K, M = code.shape
+    n = 200_000
+    y = rng.integers(0, K, size=n)
+    strength = rng.uniform(0.1, 3.0, size=M)  # unequal binaries: unequal weights
+    Q = 1.0 / (1.0 + np.exp(-(strength * code[y] + 2.0 * rng.normal(size=(n, M)))))
+    Q = Q.astype(np.float32)
+    stored = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+    objective = ConvexDecoder().likelihood_objective(Q, y, code)
+    assert isinstance(objective, BlockedObjective) and not isinstance(objective, RecomputedObjective)
+
+    monkeypatch.setattr(recomputed, "STORED_SHARE", 0.0)
+    objective = ConvexDecoder().likelihood_objective(Q, y, code)
+    assert isinstance(objective, RecomputedObjective)
+    m, c, s = objective.LT.shape[0], objective.chunk, objective.dtype.itemsize
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    fit = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    np.testing.assert_array_equal(fit.weights_, stored.weights_)
+    assert fit.n_iter_ >= 2
+    # three points' probabilities, the chunk buffers, the Hessian and the subsample
+    bound = 3 * n * K * 8 + c * (4 * m * s + 8 * M + 2 * M * s) + 8 * (M + K) ** 2 + 4000 * m * 4
+    assert peak <= bound < m * n * s
+
+
 def test_the_contract_is_declared_and_checked():
     code = one_vs_one(3)
     Q, y, _, _, _ = _problem(code, n=10)

@@ -16,7 +16,9 @@ from ..aggregation import (
     BlockedObjective,
     LargeMarginObjective,
     Penalty,
+    RecomputedObjective,
     StiffnessObjective,
+    losses_fit_in_memory,
     output_discrepancies,
     stack_losses,
 )
@@ -286,7 +288,9 @@ class ConvexDecoder(BaseDecoder):
 
         Inputs are validated as in :meth:`fit`; the losses are stored by class
         (:class:`~convexagg.aggregation.BlockedObjective`) in the solver's
-        ``dtype``. What :meth:`fit` minimises for ``formulation="likelihood"``,
+        ``dtype``, or, when they would take more than a quarter of the
+        machine's memory, recomputed from ``Q`` on every pass
+        (:class:`~convexagg.aggregation.RecomputedObjective`, the same values). What :meth:`fit` minimises for ``formulation="likelihood"``,
         and what :func:`~convexagg.regularization_path` minimises for each
         ``alpha`` (``objective.with_penalty(decoder.penalty_for(alpha))``).
 
@@ -307,7 +311,7 @@ class ConvexDecoder(BaseDecoder):
 
         Returns
         -------
-        objective : BlockedObjective
+        objective : BlockedObjective or RecomputedObjective
             The objective, ready for a solver's ``solve``.
         """
         return self._likelihood(Q, y, code, output, sample_weight, self.solver_config(), alpha)
@@ -316,7 +320,9 @@ class ConvexDecoder(BaseDecoder):
         self._check_output(output)
         Q, y, code = check_fit_inputs(Q, y, code, output)
         dtype = config.storage_dtype(2 * Q.size)
-        return BlockedObjective.from_outputs(
+        # losses that would take too much of the memory are recomputed on each pass
+        store = losses_fit_in_memory(2 * Q.size, dtype)
+        return (BlockedObjective if store else RecomputedObjective).from_outputs(
             Q,
             code,
             y,
