@@ -131,12 +131,60 @@ class RecomputedObjective(BlockedObjective):
     """:class:`~convexagg.aggregation.BlockedObjective` that recomputes its losses from
     ``Q`` on every pass instead of storing them (see the module docstring).
 
-    Build it with :meth:`from_outputs`, as the stored objective; ``LT`` is then a
-    stand-in that computes the stored columns of a chunk of samples when read.
+    ``LT`` is a stand-in that computes the stored columns of a chunk of samples
+    when a kernel reads it; everything else is the stored objective's.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n_samples, M)
+        Binary outputs, validated; kept by reference (no copy), not to be
+        changed while the objective is in use.
+    code : ndarray of shape (n_classes, M)
+        The code matrix.
+    y : ndarray of shape (n_samples,)
+        Integer class indices.
+    penalty : Penalty, default=None
+        ``Penalty()`` (none) when None.
+    loss : str, default="cross_entropy"
+        As in :func:`convexagg.losses.binary_losses`.
+    output : {"proba", "margin"}, default="proba"
+        What ``Q`` holds.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Precision of the losses and the products.
+    chunk : int, default=None
+        Samples per chunk (default: about 4 MB of losses).
+    fit_intercept : bool, default=False
+        Free class intercepts after the weights.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Weights of the samples in the likelihood.
+
+    Attributes
+    ----------
+    LT : object
+        The stand-in for the stored losses (``shape`` and ``dtype`` as
+        :attr:`BlockedObjective.LT`).
     """
 
+    def __init__(
+        self,
+        Q,
+        code,
+        y,
+        penalty=None,
+        *,
+        loss="cross_entropy",
+        output="proba",
+        dtype=np.float64,
+        chunk=None,
+        fit_intercept=False,
+        sample_weight=None,
+    ):
+        check_loss(loss, output)
+        self._setup(code, y, penalty, dtype, chunk, Q.shape[0], fit_intercept, sample_weight)
+        self.LT = _Losses(self, Q, loss, output)
+
     def _new_losses(self, m):
-        return None  # set by from_outputs / restrict: nothing of size m x n
+        return None  # set by __init__ / restrict: nothing of size m x n
 
     @classmethod
     def from_outputs(
@@ -153,13 +201,12 @@ class RecomputedObjective(BlockedObjective):
         fit_intercept=False,
         sample_weight=None,
     ):
-        """Refer to ``Q`` (no copy) and compute the losses when they are read.
+        """The objective of ``Q``, as :meth:`BlockedObjective.from_outputs` builds it.
 
         Parameters
         ----------
         Q : ndarray of shape (n_samples, M)
-            Binary outputs, validated; kept by reference, not to be changed while
-            the objective is in use.
+            Binary outputs, validated; kept by reference.
         code : ndarray of shape (n_classes, M)
             The code matrix.
         y : ndarray of shape (n_samples,)
@@ -184,8 +231,15 @@ class RecomputedObjective(BlockedObjective):
         objective : RecomputedObjective
             The objective on those outputs.
         """
-        check_loss(loss, output)
-        self = cls.__new__(cls)
-        self._setup(code, y, penalty, dtype, chunk, Q.shape[0], fit_intercept, sample_weight)
-        self.LT = _Losses(self, Q, loss, output)
-        return self
+        return cls(
+            Q,
+            code,
+            y,
+            penalty,
+            loss=loss,
+            output=output,
+            dtype=dtype,
+            chunk=chunk,
+            fit_intercept=fit_intercept,
+            sample_weight=sample_weight,
+        )
