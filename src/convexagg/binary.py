@@ -312,7 +312,8 @@ def _is_linear_learner(estimator, output):
 
 
 def _is_linear(estimator, output):
-    """:func:`_is_linear_class`, fitted on a binary problem (alone or after a ``StandardScaler``)."""
+    """:func:`_is_linear_class`, fitted on a binary problem (alone or after a
+    ``StandardScaler``)."""
     scaler, model = _scaled_parts(estimator)
     coef = getattr(model, "coef_", None)
     return (

@@ -290,9 +290,10 @@ class ConvexDecoder(BaseDecoder):
         (:class:`~convexagg.aggregation.BlockedObjective`) in the solver's
         ``dtype``, or, when they would take more than a quarter of the
         machine's memory, recomputed from ``Q`` on every pass
-        (:class:`~convexagg.aggregation.RecomputedObjective`, the same values). What :meth:`fit` minimises for ``formulation="likelihood"``,
-        and what :func:`~convexagg.regularization_path` minimises for each
-        ``alpha`` (``objective.with_penalty(decoder.penalty_for(alpha))``).
+        (:class:`~convexagg.aggregation.RecomputedObjective`, the same values).
+        What :meth:`fit` minimises for ``formulation="likelihood"``, and what
+        :func:`~convexagg.regularization_path` minimises for each ``alpha``
+        (``objective.with_penalty(decoder.penalty_for(alpha))``).
 
         Parameters
         ----------
