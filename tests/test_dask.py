@@ -23,7 +23,7 @@ from sklearn.svm import LinearSVC  # noqa: E402
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
 from convexagg.aggregation import DenseObjective, Penalty, stack_losses  # noqa: E402
-from convexagg.aggregation.distributed import DaskObjective  # noqa: E402
+from convexagg.aggregation.distributed import ChunkedPoint, DaskObjective  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
 from convexagg.solvers import (  # noqa: E402
@@ -201,6 +201,10 @@ def test_default_solver_on_dask_takes_its_hessian_from_a_sample(client, monkeypa
     H = obj.hessian(point)
     assert obj.n_passes == 1  # the Hessian costs no pass
     assert 0 < np.abs(H - full).max() <= 0.2 * np.abs(full).max()  # a sample's, close
+    # the penalty is the objective's own, also after with_penalty
+    heavier = obj.with_penalty(Penalty(0.1))
+    H2 = heavier.hessian(ChunkedPoint(x=point.x, value=point.value, grad=point.grad))
+    np.testing.assert_allclose(H2 - H, (0.1 - 1e-3) * np.eye(H.shape[0]), atol=1e-12)
     # every evaluation the solver makes (start point, line-search trials) is one pass
     res = projected_newton(obj, np.full(code.shape[1], 1 / code.shape[1]), tol=1e-6)
     assert res.converged and obj.n_passes == 1 + res.n_evaluations

@@ -311,12 +311,12 @@ def _is_linear_learner(estimator, output):
     return _is_linear_class(type(_scaled_parts(estimator)[1]), output)
 
 
-def _is_linear(estimator, output):
-    """:func:`_is_linear_class`, fitted on a binary problem (alone or after a
-    ``StandardScaler``)."""
+def _linear_parts(estimator, output):
+    """``(scaler, model)`` of a fitted linear binary (:func:`_is_linear_class`, alone
+    (``scaler`` None) or after a ``StandardScaler``); None for any other."""
     scaler, model = _scaled_parts(estimator)
     coef = getattr(model, "coef_", None)
-    return (
+    linear = (
         (scaler is None or hasattr(scaler, "scale_"))
         and _is_linear_class(type(model), output)
         and isinstance(coef, np.ndarray)
@@ -324,6 +324,7 @@ def _is_linear(estimator, output):
         and coef.shape[0] == 1
         and len(getattr(model, "classes_", ())) == 2
     )
+    return (scaler, model) if linear else None
 
 
 def _mean(scaler):
@@ -331,43 +332,38 @@ def _mean(scaler):
     return scaler.mean_ if scaler is not None and scaler.with_mean else None
 
 
-def _n_features(estimator):
-    return _scaled_parts(estimator)[1].coef_.shape[1]
-
-
-def _stacked_linear(estimators):
+def _stacked_linear(parts):
     """``(W, b, center)`` with ``(x - center) @ W + b`` the decision functions of the
-    linear binaries ``estimators`` (:func:`_is_linear`), scalers folded in.
+    linear binaries of ``parts`` (:func:`_linear_parts`), scalers folded in.
 
     ``((x - m) / s) @ c + b = (x - center) @ (c / s) + b + ((center - m) / s) @ c``;
     ``center``, the mean of the scalers' means, keeps ``center - m`` small, so
     that the product does not cancel large means against each other (None when
     no scaler centres)."""
-    parts = [_scaled_parts(est) for est in estimators]
+    # one array operation per quantity, not a loop of small products: the stack is
+    # rebuilt at every prediction
+    coef = np.array([model.coef_[0] for _, model in parts], dtype=np.float64)  # (m, d)
+    b = np.array([np.ravel(model.intercept_)[0] for _, model in parts], dtype=np.float64)
+    scales = [getattr(scaler, "scale_", None) for scaler, _ in parts]
+    if any(scale is not None for scale in scales):
+        ones = np.ones(coef.shape[1])
+        coef /= np.array([ones if scale is None else scale for scale in scales])
     means = [_mean(scaler) for scaler, _ in parts]
-    centred = [m for m in means if m is not None]
+    centred = [mean for mean in means if mean is not None]
     center = np.mean(centred, axis=0) if centred else None
-    W, b = [], []
-    for (scaler, model), mean in zip(parts, means):
-        coef, intercept = model.coef_[0], float(np.ravel(model.intercept_)[0])
-        scale = getattr(scaler, "scale_", None)
-        if scale is not None:
-            coef = coef / scale
-        shift = (0.0 if mean is None else mean) - (0.0 if center is None else center)
-        if center is not None or mean is not None:
-            intercept -= float(np.dot(shift, coef))
-        W.append(coef)
-        b.append(intercept)
-    return np.column_stack(W), np.array(b), center
+    if center is not None:
+        shift = np.array([-center if mean is None else mean - center for mean in means])
+        b -= np.einsum("md,md->m", shift, coef)
+    return coef.T, b, center
 
 
-def _predict_linear(estimators, X, output, indices):
-    """Outputs of linear binaries (:func:`_is_linear`) in one product, ``(n, len)``:
-    what their ``decision_function`` (``predict_proba[:, 1]``) computes, as
-    ``X @ coef.T + intercept`` (then the sigmoid), for all of them at once."""
-    checker = _scaled_parts(estimators[0])[0] or estimators[0]
+def _predict_linear(estimators, parts, X, output, indices):
+    """Outputs of linear binaries (their :func:`_linear_parts`) in one product,
+    ``(n, len)``: what their ``decision_function`` (``predict_proba[:, 1]``)
+    computes, as ``X @ coef.T + intercept`` (then the sigmoid), for all at once."""
+    checker = parts[0][0] or estimators[0]
     X = validate_data(checker, X, accept_sparse="csr", reset=False)
-    W, b, center = _stacked_linear(estimators)
+    W, b, center = _stacked_linear(parts)
     if center is not None:
         X = X - center
     values = np.asarray(safe_sparse_dot(X, W, dense_output=True), dtype=np.float64)
@@ -509,14 +505,16 @@ def predict_binaries(estimators, X, output, n_jobs=None):
     Q : ndarray of shape (n_samples, n_classifiers)
         Column ``l`` is the output of ``estimators[l]``.
     """
-    linear = [l for l, est in enumerate(estimators) if _is_linear(est, output)]
+    parts = [_linear_parts(est, output) for est in estimators]
+    linear = [l for l, part in enumerate(parts) if part is not None]
     if issparse(X):  # a sparse X is not centred (the scalers' own transform refuses it)
-        linear = [l for l in linear if _mean(_scaled_parts(estimators[l])[0]) is None]
-    if len({_n_features(estimators[l]) for l in linear}) != 1 or len(linear) < 2:
+        linear = [l for l in linear if _mean(parts[l][0]) is None]
+    if len({parts[l][1].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
         linear = []
     others = sorted(set(range(len(estimators))) - set(linear))
     if linear:
-        values = _predict_linear([estimators[l] for l in linear], X, output, linear)
+        chosen = [estimators[l] for l in linear]
+        values = _predict_linear(chosen, [parts[l] for l in linear], X, output, linear)
         if not others:
             return values
     Q = np.empty((_num_samples(X), len(estimators)))

@@ -384,11 +384,10 @@ class DaskObjective(ObjectiveBase):
         Q = np.concatenate([part[0] for part in drawn])
         y = np.concatenate([part[1] for part in drawn])
         s = None if drawn[0][2] is None else np.concatenate([part[2] for part in drawn])
-        return BlockedObjective.from_outputs(
+        return BlockedObjective.from_outputs(  # unpenalised: with_penalty may change it
             Q,
             self.code,
             y,
-            self.penalty,
             loss=self.loss,
             output=self.output,
             dtype=Q.dtype,
@@ -441,7 +440,8 @@ class DaskObjective(ObjectiveBase):
     def _cached(self, point):
         if point.hessian is None and self.sample is not None:
             # the sample's objective at x (no pass over the data), kept on the point
-            point.hessian = self.sample.hessian(self.sample.evaluate(point.x))
+            H = self.sample.hessian(self.sample.evaluate(point.x))
+            point.hessian = self.penalty.add_to_hessian(H, self.n_weights)
         if point.hessian is None:
             raise ValueError("this point was evaluated without its Hessian.")
         return point.hessian
