@@ -190,6 +190,8 @@ def test_default_solver_on_dask_takes_its_hessian_from_a_sample(client, monkeypa
     Q, y, code = _outputs(seed=11, n=5000)
     penalty = Penalty(1e-3)
     Qd, yd = da.from_array(Q, chunks=(700, -1)), da.from_array(y, chunks=700)
+    with pytest.raises(ValueError, match="hessian_rows must be a positive int"):
+        DaskObjective(Qd, yd, code, penalty, hessian_rows=0)
     obj = DaskObjective(Qd, yd, code, penalty, hessian_rows=900, random_state=1)
     point = obj.evaluate(np.full(code.shape[1], 0.5))
     assert obj.n_passes == 1 and obj.sample.n_samples == 900

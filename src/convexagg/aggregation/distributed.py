@@ -322,6 +322,8 @@ class DaskObjective(ObjectiveBase):
         self._block_rows = [n for n in row_chunks if n > 0]
         self.n_blocks = len(self._blocks)
         self.n_passes = 0
+        if hessian_rows is not None and not int(hessian_rows) >= 1:
+            raise ValueError(f"hessian_rows must be a positive int or None, got {hessian_rows!r}.")
         self.hessian_rows = None if hessian_rows is None else int(hessian_rows)
         self.random_state = int(random_state)
         self.sample = None
