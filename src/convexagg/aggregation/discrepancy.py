@@ -170,9 +170,9 @@ def output_discrepancies(
     to chunk, and multiplied at once by ``W.T`` -- a sparse matrix when the
     code is sparse enough (:data:`SPARSE_DENSITY`; one-vs-one: each column
     touches two classes), a dense one otherwise. For the cross-entropy the
-    logs are taken of ``q`` and ``1 - q`` clipped as
-    :func:`~convexagg.losses.cross_entropy_into` does (the same losses, to the
-    bit), and their sign is folded into ``W``.
+    logs are taken of ``q`` and ``1 - q`` clipped and formed as
+    :func:`~convexagg.losses.cross_entropy_into` does, and their sign is folded
+    into ``W``.
 
     Parameters
     ----------
