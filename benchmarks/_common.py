@@ -284,7 +284,7 @@ def finish(args, info, results, text):
             json.dump({"machine": info, "results": results, "markdown": text}, fh, indent=1)
 
 
-def synthetic_ovo_outputs(n, n_classes, seed=0, chunk=100_000):
+def synthetic_ovo_outputs(n, n_classes, seed=0, chunk=100_000, dtype=np.float64):
     """One-vs-one probabilities that carry class information (for scaling runs).
 
     Classifier ``l`` has quality ``s_l ~ U(0.5, 3)``; a sample of class ``k``
@@ -298,7 +298,7 @@ def synthetic_ovo_outputs(n, n_classes, seed=0, chunk=100_000):
     M = code.shape[1]
     signal = rng.uniform(0.5, 3.0, size=M)
     y = rng.integers(0, n_classes, size=n)
-    Q = np.empty((n, M))
+    Q = np.empty((n, M), dtype=dtype)
     for start in range(0, n, chunk):
         rows = slice(start, min(start + chunk, n))
         margin = code[y[rows]] * signal + rng.standard_normal((rows.stop - start, M))

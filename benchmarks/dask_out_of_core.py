@@ -7,12 +7,17 @@ cluster's workers have a memory limit far below the data size, so the fit must
 stream. The script
 
 1. fits the weights in memory on a sample (the first ``--sample-rows`` rows)
-   with the default solver (PCG Newton steps) and with exact Newton steps,
-   and times the Newton iterations;
-2. fits the same sample on the cluster (Dask path) and checks the weights;
+   with the solver (``--solver``: ``projected_newton``, the library's default,
+   or ``interior_point``, the paper's Algorithm 1 with PCG and with exact
+   Newton steps), and times the Newton iterations;
+2. fits the same sample on the cluster (Dask path) and checks the weights (the
+   interior point) or the objective value (projected Newton, whose in-memory
+   start differs);
 3. fits the full data on the cluster and records wall time, Newton
    iterations, passes over the data (and the extra passes rejected line-search
-   trials cost), time per pass, and the peak memory of each worker process.
+   trials cost), time per pass, the time spent on the client (the projected
+   Newton method's Hessian sample of ``--hessian-rows`` rows, drawn in the
+   first pass, and its Hessians), and the peak memory of each worker process.
 
 It writes one JSON record (configuration snapshot included) to ``--out`` and
 prints a summary; ``BENCHMARKS.md`` quotes it. Run it under ``nice``::
@@ -134,17 +139,25 @@ def timed_objective(base):
     return Timed
 
 
-def fit_dask(Q, y, code, alpha, tol, newton, max_iter=100):
+def fit_dask(Q, y, code, alpha, tol, newton, max_iter=100, solver="projected_newton", **kw):
+    """``kw``: ``hessian_rows`` and ``random_state`` of the projected Newton method's sample."""
     from convexagg.aggregation import Penalty
     from convexagg.aggregation.distributed import DaskObjective
-    from convexagg.solvers import interior_point
+    from convexagg.solvers import ProjectedNewton, interior_point
 
-    objective = timed_objective(DaskObjective)(Q, y, code, Penalty(alpha))
     t = time.perf_counter()
-    result = interior_point(objective, tol=tol, newton=newton, max_iter=max_iter)
+    if solver == "projected_newton":  # what ConvexDecoder().fit does on Dask arrays
+        objective = timed_objective(DaskObjective)(Q, y, code, Penalty(alpha), **kw)
+        result = ProjectedNewton(tol=tol, max_iter=max_iter).solve(objective)
+    else:
+        objective = timed_objective(DaskObjective)(Q, y, code, Penalty(alpha))
+        result = interior_point(objective, tol=tol, newton=newton, max_iter=max_iter)
     wall = time.perf_counter() - t
     n_rejected = objective.n_passes - 1 - result.n_iter
     return result, {
+        "solver": solver,
+        "hessian_rows": kw.get("hessian_rows"),
+        "client_s": wall - float(np.sum(objective.pass_times)),
         "wall_s": wall,
         "n_iter": int(result.n_iter),
         "converged": bool(result.converged),
@@ -158,16 +171,20 @@ def fit_dask(Q, y, code, alpha, tol, newton, max_iter=100):
     }
 
 
-def fit_memory(Q, y, code, alpha, tol, newton):
-    """The in-memory fit as ``ConvexDecoder`` does it (``BlockedObjective``, Algorithm 1)."""
+def fit_memory(Q, y, code, alpha, tol, newton, solver="interior_point"):
+    """The in-memory fit as ``ConvexDecoder`` does it (``BlockedObjective``; Algorithm 1,
+    or the projected Newton method, ``newton`` then unused)."""
     from convexagg.aggregation import BlockedObjective, Penalty
-    from convexagg.solvers import interior_point
+    from convexagg.solvers import ProjectedNewton, interior_point
 
     t = time.perf_counter()
     objective = BlockedObjective.from_outputs(Q, code, y, Penalty(alpha))
     setup = time.perf_counter() - t
     t = time.perf_counter()
-    result = interior_point(objective, tol=tol, newton=newton)
+    if solver == "projected_newton":
+        result = ProjectedNewton(tol=tol).solve(objective)
+    else:
+        result = interior_point(objective, tol=tol, newton=newton)
     wall = time.perf_counter() - t
     return result, {
         "losses_s": setup,
@@ -204,7 +221,13 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="1GiB", help="per worker")
     parser.add_argument("--alpha", type=float, default=1e-4)
     parser.add_argument("--tol", type=float, default=1e-4)
-    parser.add_argument("--newton", default="cg", choices=["cg", "direct"])
+    parser.add_argument("--newton", default="cg", choices=["cg", "direct"], help="interior point")
+    parser.add_argument(
+        "--solver", default="projected_newton", choices=["projected_newton", "interior_point"]
+    )
+    parser.add_argument(
+        "--hessian-rows", type=int, default=200_000, help="projected Newton's Hessian sample"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-iter", type=int, default=100, help="of the full-data fit")
     parser.add_argument("--skip-sample", action="store_true", help="only the full-data fit")
@@ -243,12 +266,20 @@ def main(argv=None):
 
     # 1. in memory, on a sample that fits
     code = letter_code()
+    sampling = (
+        {"hessian_rows": args.hessian_rows, "random_state": args.seed}
+        if args.solver == "projected_newton"
+        else {}
+    )
     results = {}
     if not args.skip_sample:
         Qs, ys, code = memory_data(args.sample_rows, args.block_rows, args.seed)
         record["memory_sample"] = {}
-        for newton in ("cg", "direct"):
-            results[newton], stats = fit_memory(Qs, ys, code, args.alpha, args.tol, newton)
+        settings = ("cg", "direct") if args.solver == "interior_point" else ("default",)
+        for newton in settings:
+            results[newton], stats = fit_memory(
+                Qs, ys, code, args.alpha, args.tol, newton, args.solver
+            )
             record["memory_sample"][newton] = stats
             log(f"in memory ({newton}), {args.sample_rows} rows: {stats}")
         del Qs, ys
@@ -266,11 +297,16 @@ def main(argv=None):
         # 2. the same sample on the cluster
         if not args.skip_sample:
             Q, y, _ = dask_data(args.sample_rows, args.block_rows, args.seed)
-            res, stats = fit_dask(Q, y, code, args.alpha, args.tol, args.newton)
-            ref = results[args.newton].w
-            stats["max_abs_weight_diff_vs_memory"] = float(np.abs(res.w - ref).max())
+            res, stats = fit_dask(
+                Q, y, code, args.alpha, args.tol, args.newton, solver=args.solver, **sampling
+            )
+            key = args.newton if args.solver == "interior_point" else "default"
+            ref = results[key]
+            stats["max_abs_weight_diff_vs_memory"] = float(np.abs(res.w - ref.w).max())
+            f_ref = float(ref.history["objective"][-1])
+            stats["objective_rel_diff_vs_memory"] = (stats["objective"] - f_ref) / f_ref
             record["dask_sample"] = stats
-            log(f"dask ({args.newton}), {args.sample_rows} rows: {stats}")
+            log(f"dask ({args.solver}), {args.sample_rows} rows: {stats}")
 
         # 3. the full data
         if not args.skip_full:
@@ -278,7 +314,15 @@ def main(argv=None):
             sampler = MemorySampler()
             with sampler.sample("fit", measure="process", interval=1.0):
                 res, stats = fit_dask(
-                    Q, y, code, args.alpha, args.tol, args.newton, max_iter=args.max_iter
+                    Q,
+                    y,
+                    code,
+                    args.alpha,
+                    args.tol,
+                    args.newton,
+                    max_iter=args.max_iter,
+                    solver=args.solver,
+                    **sampling,
                 )
             samples = sampler.samples["fit"]
             stats["cluster_process_memory_max_bytes"] = max(v for _, v in samples)
@@ -288,7 +332,7 @@ def main(argv=None):
                 "n_zero": int((res.w < 1e-6).sum()),
             }
             record["dask_full"] = stats
-            log(f"dask ({args.newton}), {args.rows} rows: wall {stats['wall_s']:.0f} s")
+            log(f"dask ({args.solver}), {args.rows} rows: wall {stats['wall_s']:.0f} s")
         record["worker_peak_rss_bytes"] = worker_peak_rss(client)
         record["workers_restarted"] = set(client.scheduler_info()["workers"]) != workers
     finally:

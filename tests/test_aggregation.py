@@ -390,6 +390,124 @@ def test_output_discrepancies_is_the_kernel_on_losses():
     )
 
 
+def _reference_rho(Q, code, w, b=None):
+    """DESIGN.md's two products, in float64, from the losses of a float64 Q."""
+    L_pos, L_neg = binary_losses(np.asarray(Q, dtype=np.float64))
+    Pos, Neg = (code == 1).astype(float), (code == -1).astype(float)
+    rho = (L_pos * w) @ Pos.T + (L_neg * w) @ Neg.T
+    return rho if b is None else rho + b
+
+
+@pytest.mark.parametrize(
+    "code",
+    [one_vs_one(10), one_vs_one(5), one_vs_rest(7), sparse_random(9, random_state=1)],
+    ids=["ovo10-sparse-product", "ovo5-dense-product", "ovr7", "sparse-random9"],
+)
+@pytest.mark.parametrize("q_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_the_fused_decode_is_the_two_dense_products(code, q_dtype, dtype, intercept):
+    """output_discrepancies (losses of transposed row chunks, a sparse W for
+    one-vs-one on 10 classes, a dense one for the others) against DESIGN.md's
+    rho = (L_pos * w) @ Pos.T + (L_neg * w) @ Neg.T, with outputs at 0 and 1
+    and a last chunk shorter than the others; the first rows decode to the bit
+    as they do alone."""
+    from convexagg.aggregation.discrepancy import SPARSE_DENSITY
+
+    density = np.count_nonzero(code) / (2 * code.size)
+    assert (density <= SPARSE_DENSITY) == (code.shape == (10, 45))  # both products are tested
+    rng = np.random.default_rng(3)
+    Q = rng.uniform(0, 1, size=(1000, code.shape[1])).astype(q_dtype)
+    Q[:4] = np.array([0.0, 1.0, 0.5, 1e-30])[:, None]
+    w = rng.uniform(0, 2, size=code.shape[1])
+    b = rng.normal(size=code.shape[0]) if intercept else None
+    rho = _reference_rho(Q, code, w, b)
+    got = output_discrepancies(Q, code, w, b, dtype=dtype)
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    if dtype == np.float64:
+        np.testing.assert_allclose(got, rho, rtol=1e-13, atol=1e-13 * np.abs(rho).max())
+    else:  # each loss rounded to float32 once, then summed in float32
+        np.testing.assert_allclose(got, rho, rtol=2e-6, atol=2e-6 * np.abs(rho).max())
+    np.testing.assert_array_equal(output_discrepancies(Q[:7], code, w, b, dtype=dtype), got[:7])
+    np.testing.assert_array_equal(Q[:2, 0], [0.0, 1.0])  # the input is untouched
+
+
+@pytest.mark.parametrize("code", [one_vs_one(5), CUSTOM, MAJORITY, one_vs_rest(4)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "loss, output, q_dtype",
+    [
+        ("cross_entropy", "proba", np.float32),
+        ("cross_entropy", "proba", np.float64),
+        ("hinge", "margin", np.float64),
+    ],
+)
+def test_recomputed_losses_give_the_stored_objective_to_the_bit(code, dtype, loss, output, q_dtype):
+    """RecomputedObjective (losses from Q on every pass) against BlockedObjective
+    (losses stored) on chunks that do not divide the samples: every value,
+    derivative, restricted Hessian (a quarter of the weights) and subsample equal,
+    with intercepts and sample weights; Q is not copied."""
+    from convexagg.aggregation import RecomputedObjective
+
+    Q, y, x, v, s = _problem(code, seed=4, n=1000, output=output)
+    Q = Q.astype(q_dtype)
+    kw = dict(loss=loss, output=output, dtype=dtype, chunk=96, fit_intercept=True)
+    kw.update(sample_weight=s)
+    stored = BlockedObjective.from_outputs(Q, code, y, Penalty(0.01), **kw)
+    lazy = RecomputedObjective.from_outputs(Q, code, y, Penalty(0.01), **kw)
+    assert not isinstance(lazy.LT, np.ndarray) and lazy.LT.shape == stored.LT.shape
+    p, q = stored.evaluate(x), lazy.evaluate(x)
+    assert p.value == q.value
+    for a, b in [
+        (p.grad, q.grad),
+        (p.P, q.P),
+        (stored.hessp(p, v), lazy.hessp(q, v)),
+        (stored.hess_diag(p), lazy.hess_diag(q)),
+        (stored.hessian(p), lazy.hessian(q)),
+        (stored.hessian(p, [0, code.shape[1]]), lazy.hessian(q, [0, code.shape[1]])),
+        (stored.take(slice(1, None, 3), np.float32).LT, lazy.take(slice(1, None, 3), "f4").LT),
+    ]:
+        np.testing.assert_array_equal(a, b)
+
+
+def test_losses_that_do_not_fit_are_recomputed_within_the_memory_formula(monkeypatch):
+    """When the stored losses would exceed the machine's share, the decoder fits a
+    RecomputedObjective: the same weights, and a peak (tracemalloc) within the
+    formula of convexagg.aggregation.recomputed, below the stored losses alone."""
+    import tracemalloc
+
+    import convexagg.aggregation.recomputed as recomputed
+    from convexagg import ConvexDecoder
+    from convexagg.aggregation import RecomputedObjective
+
+    rng = np.random.default_rng(0)
+    code = one_vs_one(12)
+    K, M = code.shape
+    n = 200_000
+    y = rng.integers(0, K, size=n)
+    strength = rng.uniform(0.1, 3.0, size=M)  # unequal binaries: unequal weights
+    Q = 1.0 / (1.0 + np.exp(-(strength * code[y] + 2.0 * rng.normal(size=(n, M)))))
+    Q = Q.astype(np.float32)
+    stored = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+    objective = ConvexDecoder().likelihood_objective(Q, y, code)
+    assert not isinstance(objective, RecomputedObjective)
+
+    monkeypatch.setattr(recomputed, "STORED_SHARE", 0.0)
+    objective = ConvexDecoder().likelihood_objective(Q, y, code)
+    assert isinstance(objective, RecomputedObjective)
+    m, c, s = objective.LT.shape[0], objective.chunk, objective.dtype.itemsize
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    fit = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    np.testing.assert_array_equal(fit.weights_, stored.weights_)
+    assert fit.n_iter_ >= 2
+    # three points' probabilities, the chunk buffers, the Hessian and the subsample
+    bound = 3 * n * K * 8 + c * (4 * m * s + 8 * M + 2 * M * s) + 8 * (M + K) ** 2 + 4000 * m * 4
+    assert peak <= bound < m * n * s
+
+
 def test_the_contract_is_declared_and_checked():
     code = one_vs_one(3)
     Q, y, _, _, _ = _problem(code, n=10)

@@ -23,10 +23,15 @@ from sklearn.svm import LinearSVC  # noqa: E402
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
 from convexagg.aggregation import DenseObjective, Penalty, stack_losses  # noqa: E402
-from convexagg.aggregation.distributed import DaskObjective  # noqa: E402
+from convexagg.aggregation.distributed import ChunkedPoint, DaskObjective  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
-from convexagg.solvers import InteriorPoint, ProjectedNewton, interior_point  # noqa: E402
+from convexagg.solvers import (  # noqa: E402
+    InteriorPoint,
+    ProjectedNewton,
+    interior_point,
+    projected_newton,
+)
 from helpers import distance_to_optimum_bound  # noqa: E402
 
 
@@ -173,6 +178,50 @@ def test_decoder_fit_on_dask_equals_in_memory(client, monkeypatch):
     bound = distance_to_optimum_bound(objective, default.weights_)
     bound += distance_to_optimum_bound(objective, in_memory.weights_)
     assert np.linalg.norm(default.weights_ - in_memory.weights_) <= bound
+
+
+def test_default_solver_on_dask_takes_its_hessian_from_a_sample(client, monkeypatch):
+    """The projected Newton method on Dask: the Hessian from a seeded row sample drawn
+    in the first pass (in proportion to the blocks), the exact value and gradient in
+    every pass, one pass per line-search trial; it reaches the in-memory default's
+    objective value within what the two stopping tests guarantee."""
+    import convexagg.aggregation.distributed as distributed_module
+
+    Q, y, code = _outputs(seed=11, n=5000)
+    penalty = Penalty(1e-3)
+    Qd, yd = da.from_array(Q, chunks=(700, -1)), da.from_array(y, chunks=700)
+    with pytest.raises(ValueError, match="hessian_rows must be a positive int"):
+        DaskObjective(Qd, yd, code, penalty, hessian_rows=0)
+    obj = DaskObjective(Qd, yd, code, penalty, hessian_rows=900, random_state=1)
+    point = obj.evaluate(np.full(code.shape[1], 0.5))
+    assert obj.n_passes == 1 and obj.sample.n_samples == 900
+    again = DaskObjective(Qd, yd, code, penalty, hessian_rows=900, random_state=1)
+    again.evaluate(np.zeros(code.shape[1]))
+    np.testing.assert_array_equal(again.sample.y, obj.sample.y)  # seeded
+    ref = DenseObjective(stack_losses(*binary_losses(Q)), code, y, penalty)
+    full = ref.hessian(ref.evaluate(point.x))
+    H = obj.hessian(point)
+    assert obj.n_passes == 1  # the Hessian costs no pass
+    assert 0 < np.abs(H - full).max() <= 0.2 * np.abs(full).max()  # a sample's, close
+    # the penalty is the objective's own, also after with_penalty
+    heavier = obj.with_penalty(Penalty(0.1))
+    H2 = heavier.hessian(ChunkedPoint(x=point.x, value=point.value, grad=point.grad))
+    np.testing.assert_allclose(H2 - H, (0.1 - 1e-3) * np.eye(H.shape[0]), atol=1e-12)
+    # every evaluation the solver makes (start point, line-search trials) is one pass
+    res = projected_newton(obj, np.full(code.shape[1], 1 / code.shape[1]), tol=1e-6)
+    assert res.converged and obj.n_passes == 1 + res.n_evaluations
+
+    monkeypatch.setattr(distributed_module, "HESSIAN_ROWS", 900)
+    tol = 1e-7
+    solver = ProjectedNewton(tol=tol)
+    dec = ConvexDecoder(alpha=1e-3, solver=solver).fit(Qd, yd, code)
+    mem = ConvexDecoder(alpha=1e-3, solver=solver).fit(Q, y, code)
+    assert dec.converged_ and mem.converged_
+    assert dec.n_passes_ >= dec.n_iter_ + 1
+    f_dask, f_mem = ref.value(dec.weights_), ref.value(mem.weights_)
+    assert dec.objective_ == pytest.approx(f_dask, rel=1e-12)
+    # f - f* <= |pg|^2 / (2 alpha) for each (alpha-strongly convex), plus rounding
+    assert abs(f_dask - f_mem) <= tol**2 / (2 * 1e-3) + 1e-12 * f_mem
 
 
 FIXED = dict(newton="direct", init="fixed")

@@ -164,6 +164,70 @@ def test_linear_binaries_predict_in_one_product_as_one_by_one(iris, base, output
         np.testing.assert_allclose(Q_sparse, one_by_one, rtol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "scaler, sparse_X",
+    [
+        (StandardScaler(), False),
+        (StandardScaler(with_std=False), False),
+        (StandardScaler(with_mean=False), False),
+        (StandardScaler(with_mean=False), True),
+    ],
+)
+@pytest.mark.parametrize("output", ["proba", "margin"])
+def test_scaled_linear_pipelines_predict_in_one_product(iris, scaler, sparse_X, output):
+    """Pipelines of a StandardScaler and a linear model predict through the stacked
+    product (their own methods are disabled here, so only it can answer), as their own
+    predict_proba / decision_function do: on features far from zero and of very
+    different scales (the fold must not cancel large means), beside plain linear
+    binaries and a non-linear stand-in."""
+    from scipy import sparse
+
+    from convexagg.binary import ConstantBinaryPredictor, fit_binaries, predict_binaries
+
+    X, y = iris
+    X = X * np.array([1e3, 1.0, 1e-3, 1.0]) + np.array([1e4, -50.0, 3.0, 0.0])
+    code = one_vs_one(3)
+    linear = LogisticRegression() if output == "proba" else LinearSVC()
+    estimators = fit_binaries(make_pipeline(clone(scaler), linear), X, y, code)
+    estimators += fit_binaries(make_pipeline(StandardScaler(), LogisticRegression()), X, y, code)
+    estimators.append(fit_binaries(LogisticRegression(C=1e-3), X, y, code)[0])
+    estimators.append(ConstantBinaryPredictor().fit(None, np.ones(4)))
+    method = "predict_proba" if output == "proba" else "decision_function"
+    one_by_one = np.column_stack(
+        [
+            est.predict_proba(X)[:, 1] if output == "proba" else np.ravel(est.decision_function(X))
+            for est in estimators
+        ]
+    )
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the stacked product should have answered")
+
+    for est in estimators[:-1]:
+        setattr(est, method, refuse)
+    X_in = sparse.csr_matrix(X) if sparse_X else X
+    if sparse_X:  # the centring pipelines cannot take sparse X; the others stay stacked
+        estimators = estimators[:3] + estimators[-2:]
+        one_by_one = np.column_stack([one_by_one[:, :3], one_by_one[:, -2:]])
+    Q = predict_binaries(estimators, X_in, output)
+    assert np.ptp(one_by_one[:, :-1]) > 0.5  # outputs that vary
+    np.testing.assert_allclose(Q, one_by_one, rtol=1e-11, atol=1e-14)
+
+
+def test_an_end_to_end_pipeline_classifier_predicts_as_its_binaries(iris):
+    """ConvexAggregationClassifier with StandardScaler + LogisticRegression binaries:
+    predict_proba is the decoder on the binaries' own probabilities."""
+    from convexagg.binary import predict_binaries
+
+    X, y = iris
+    X = X * 100 + 1e3
+    base = make_pipeline(StandardScaler(), LogisticRegression())
+    clf = ConvexAggregationClassifier(base, cv=None).fit(X, y)
+    Q = np.column_stack([est.predict_proba(X)[:, 1] for est in clf.estimators_])
+    np.testing.assert_allclose(predict_binaries(clf.estimators_, X, "proba"), Q, rtol=1e-11)
+    np.testing.assert_allclose(clf.predict_proba(X), clf.decoder_.predict_proba(Q), rtol=1e-9)
+
+
 def test_linear_binaries_name_the_one_with_nonfinite_outputs(iris):
     from convexagg.binary import fit_binaries, predict_binaries
 

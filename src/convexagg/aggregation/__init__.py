@@ -13,6 +13,8 @@ objective only through the contract of :class:`convexagg.solvers.Objective`.
 * the likelihood (eq. 12) in three storages: :class:`DenseObjective` (the
   textbook form, the reference), :class:`BlockedObjective` (stored by class,
   ``O(n nnz)`` per product, float64 or float32: what the decoder fits with),
+  :class:`RecomputedObjective` (the same, its losses recomputed from ``Q`` on
+  every pass: for data whose losses do not fit in memory),
   :class:`~convexagg.aggregation.distributed.DaskObjective` (row blocks of a
   Dask array, one pass per evaluation; imported on use);
 * the section-4 objectives: :class:`StiffnessObjective` (eq. 30) and
@@ -34,6 +36,7 @@ from .discrepancy import (
 from .margin import LargeMarginObjective, StiffnessObjective
 from .penalty import PENALTIES, Penalty
 from .point import Point
+from .recomputed import RecomputedObjective, losses_fit_in_memory
 
 __all__ = [
     "PENALTIES",
@@ -42,9 +45,11 @@ __all__ = [
     "LargeMarginObjective",
     "Penalty",
     "Point",
+    "RecomputedObjective",
     "StiffnessObjective",
     "check_sample_weight",
     "discrepancies",
+    "losses_fit_in_memory",
     "output_discrepancies",
     "pullback",
     "reencode",

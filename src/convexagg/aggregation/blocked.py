@@ -290,7 +290,7 @@ class BlockedObjective(ObjectiveBase):
         weight = spec["weight"]
         m = weight.size
         self.chunk = int(chunk) if chunk else _default_chunk(m, self.dtype.itemsize)
-        self.LT = np.empty((m, self.n_samples), dtype=self.dtype)
+        self.LT = self._new_losses(m)
         self._work = None  # the Hessian kernels' buffers (_work_buffers)
 
         off = spec["offsets"]
@@ -324,6 +324,10 @@ class BlockedObjective(ObjectiveBase):
             np.concatenate([np.arange(off[k], off[k + 1]), shared_ids[spec["classes"][m1:, k]]])
             for k in range(K)
         ]
+
+    def _new_losses(self, m):
+        """The storage of ``m`` stored columns (a subclass may compute them instead)."""
+        return np.empty((m, self.n_samples), dtype=self.dtype)
 
     def _set_sample_weight(self, sample_weight):
         """Sample weights (None: all ones, and the kernels skip the multiplications)."""
@@ -369,20 +373,23 @@ class BlockedObjective(ObjectiveBase):
         ``pair`` has shape ``(2M, c)`` or ``(2, M, c)`` (losses transposed); stored
         column ``c`` is row ``_fill_src[c]`` of the stacked coefficient combinations.
         """
+        # same dtype in and out: np.take writes straight into LT, unbuffered
+        stacked = self._stack(pair).astype(self.dtype, copy=False)
+        np.take(stacked, self._fill_src, axis=0, out=self.LT[:, cols], mode="clip")
+
+    def _stack(self, pair):
+        """The coefficient combinations ``[a_1 L_pos + b_1 L_neg; ...]`` of ``pair``."""
         M = self.n_weights
         pair = pair.reshape(2 * M, pair.shape[-1])
         if self._fill_combos == [(1.0, 0.0), (0.0, 1.0)]:
-            stacked = pair  # the combinations are L_pos and L_neg themselves
-        else:
-            L_pos, L_neg = pair[:M], pair[M:]
-            stacked = np.empty((len(self._fill_combos) * M, pair.shape[1]))
-            for j, (a, b) in enumerate(self._fill_combos):
-                np.multiply(L_pos, a, out=stacked[j * M : (j + 1) * M])
-                if b:
-                    stacked[j * M : (j + 1) * M] += b * L_neg
-        # same dtype in and out: np.take writes straight into LT, unbuffered
-        stacked = stacked.astype(self.dtype, copy=False)
-        np.take(stacked, self._fill_src, axis=0, out=self.LT[:, cols], mode="clip")
+            return pair  # the combinations are L_pos and L_neg themselves
+        L_pos, L_neg = pair[:M], pair[M:]
+        stacked = np.empty((len(self._fill_combos) * M, pair.shape[1]))
+        for j, (a, b) in enumerate(self._fill_combos):
+            np.multiply(L_pos, a, out=stacked[j * M : (j + 1) * M])
+            if b:
+                stacked[j * M : (j + 1) * M] += b * L_neg
+        return stacked
 
     # -- chunked primitives ----------------------------------------------------------------
 

@@ -16,13 +16,15 @@ from ..aggregation import (
     BlockedObjective,
     LargeMarginObjective,
     Penalty,
+    RecomputedObjective,
     StiffnessObjective,
+    losses_fit_in_memory,
     output_discrepancies,
     stack_losses,
 )
 from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
-from ..solvers import SolverResult, continuation, resolve_solver, tau_schedule
+from ..solvers import ProjectedNewton, SolverResult, continuation, resolve_solver, tau_schedule
 from ..solvers.config import LEGACY_CONSTRAINTS, SOLVER_CONSTRAINT, legacy_solver
 from .base import BaseDecoder, check_fit_inputs
 
@@ -75,10 +77,13 @@ class ConvexDecoder(BaseDecoder):
     **Dask arrays** (``pip install convexagg[dask]``): ``fit`` accepts ``Q`` and
     ``y`` (and ``sample_weight``) as Dask arrays chunked by rows and never
     gathers ``Q``; each evaluation of the objective is one pass over the blocks
-    that returns the partial sums of value, gradient and dense Hessian
+    that returns the partial sums of value and gradient
     (:class:`convexagg.aggregation.distributed.DaskObjective`), so the solvers
     take one pass per Newton iteration (plus one per rejected line-search
-    trial; ``n_passes_`` counts them). The weights equal those of the in-memory
+    trial; ``n_passes_`` counts them). The projected Newton method (the
+    default) takes its Hessian from a sample of 200,000 rows drawn in the
+    first pass; the other solvers sum the dense Hessian over every row in
+    every pass. The weights equal those of the in-memory
     fit on the same data to rounding. ``formulation`` must be ``"likelihood"``;
     starts that need the data several times (``init="uniform"`` of the interior
     point, ``"subsample"``) are refused. ``predict_proba``,
@@ -283,9 +288,12 @@ class ConvexDecoder(BaseDecoder):
 
         Inputs are validated as in :meth:`fit`; the losses are stored by class
         (:class:`~convexagg.aggregation.BlockedObjective`) in the solver's
-        ``dtype``. What :meth:`fit` minimises for ``formulation="likelihood"``,
-        and what :func:`~convexagg.regularization_path` minimises for each
-        ``alpha`` (``objective.with_penalty(decoder.penalty_for(alpha))``).
+        ``dtype``, or, when they would take more than a quarter of the
+        machine's memory, recomputed from ``Q`` on every pass
+        (:class:`~convexagg.aggregation.RecomputedObjective`, the same values).
+        What :meth:`fit` minimises for ``formulation="likelihood"``, and what
+        :func:`~convexagg.regularization_path` minimises for each ``alpha``
+        (``objective.with_penalty(decoder.penalty_for(alpha))``).
 
         Parameters
         ----------
@@ -304,7 +312,7 @@ class ConvexDecoder(BaseDecoder):
 
         Returns
         -------
-        objective : BlockedObjective
+        objective : BlockedObjective or RecomputedObjective
             The objective, ready for a solver's ``solve``.
         """
         return self._likelihood(Q, y, code, output, sample_weight, self.solver_config(), alpha)
@@ -313,7 +321,9 @@ class ConvexDecoder(BaseDecoder):
         self._check_output(output)
         Q, y, code = check_fit_inputs(Q, y, code, output)
         dtype = config.storage_dtype(2 * Q.size)
-        return BlockedObjective.from_outputs(
+        # losses that would take too much of the memory are recomputed on each pass
+        store = losses_fit_in_memory(2 * Q.size, dtype)
+        return (BlockedObjective if store else RecomputedObjective).from_outputs(
             Q,
             code,
             y,
@@ -453,7 +463,7 @@ class ConvexDecoder(BaseDecoder):
 
     def _fit_dask(self, Q, y, code, output, sample_weight):
         """Out-of-core fit: validation that needs the data happens inside the passes."""
-        from ..aggregation.distributed import DaskObjective
+        from ..aggregation.distributed import HESSIAN_ROWS, DaskObjective
 
         da = import_dask_array()
         if self.formulation != "likelihood":
@@ -485,6 +495,9 @@ class ConvexDecoder(BaseDecoder):
             dtype=config.storage_dtype(None),
             fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
+            # projected Newton only needs a descent direction: its Hessian from a
+            # sample; the interior point's residual steps need the exact one
+            hessian_rows=HESSIAN_ROWS if isinstance(config, ProjectedNewton) else None,
         )
         # a bad block raises inside the solve, before anything is set
         result = config.solve(objective, self._previous(code), self._callback())

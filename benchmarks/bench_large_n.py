@@ -1,0 +1,129 @@
+"""Issue 26: the in-memory fit of many rows, losses stored or recomputed from ``Q``.
+
+    python benchmarks/bench_large_n.py [--rows 1000000] [--modes recomputed,stored]
+        [--out FILE]
+
+Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``_common.synthetic_ovo_outputs``,
+seed 0) are generated in float32, then ``ConvexDecoder().fit`` runs in a fresh
+process per mode: ``"stored"`` (``BlockedObjective``: the losses stored, float32
+from 2**20 of them), ``"recomputed"`` (``RecomputedObjective``: the losses
+recomputed from ``Q`` on every pass), or ``"auto"`` (the decoder's choice: stored
+while they take at most a quarter of physical memory). Each records the wall time
+of the fit, its iterations and objective, and the peak resident memory of the
+fit (``VmHWM`` after resetting it once ``Q`` exists, so ``Q`` itself is counted
+and its generation is not), beside ``Q``'s bytes and the stored losses' bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+N_CLASSES = 26
+
+
+def _status(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return None
+
+
+def child(mode, rows):
+    """Fit in this process and print one JSON line."""
+    import convexagg.aggregation.recomputed as recomputed
+    from convexagg import ConvexDecoder
+
+    Q, y, code = C.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
+    if mode != "auto":  # force the storage
+        recomputed.STORED_SHARE = 0.0 if mode == "recomputed" else float("inf")
+    objective = ConvexDecoder().likelihood_objective(Q[:10], y[:10], code)
+    del objective
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+    rss_before = _status("VmRSS")
+    t = time.perf_counter()
+    dec = ConvexDecoder().fit(Q, y, code)
+    wall = time.perf_counter() - t
+    kind = type(ConvexDecoder().likelihood_objective(Q[:1000], y[:1000], code)).__name__
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "rows": rows,
+                "objective_class": kind if mode != "auto" else None,
+                "fit_s": wall,
+                "n_iter": int(dec.n_iter_),
+                "converged": bool(dec.converged_),
+                "objective": float(dec.objective_),
+                "rss_before_fit_bytes": rss_before,
+                "peak_rss_bytes": _status("VmHWM"),
+                "Q_bytes": Q.nbytes,
+                "stored_losses_bytes": 2 * Q.size * 4,
+            }
+        )
+    )
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=1_000_000)
+    p.add_argument("--modes", default="recomputed,stored")
+    p.add_argument("--child", default=None, help=argparse_hidden())
+    args = p.parse_args()
+    if args.child:
+        child(args.child, args.rows)
+        return
+    info = C.machine()
+    rows = []
+    for mode in args.modes.split(","):
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", mode, "--rows", str(args.rows)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(rows[-1], flush=True)
+    for r in rows:
+        r["peak_GB"] = r["peak_rss_bytes"] / 1e9
+        r["Q_GB"] = r["Q_bytes"] / 1e9
+        r["stored_GB"] = r["stored_losses_bytes"] / 1e9
+    text = "\n".join(
+        [
+            f"## In-memory fit of {args.rows:,} x 325 float32 outputs (one-vs-one, 26 classes)",
+            "",
+            C.header(info),
+            "",
+            C.table(
+                rows,
+                [
+                    ("mode", "losses", None),
+                    ("fit_s", "fit s", "{:.1f}"),
+                    ("n_iter", "iterations", None),
+                    ("objective", "objective", "{:.10f}"),
+                    ("peak_GB", "peak RSS GB (Q included)", "{:.2f}"),
+                    ("Q_GB", "Q GB", "{:.2f}"),
+                    ("stored_GB", "stored losses GB", "{:.2f}"),
+                ],
+            ),
+        ]
+    )
+    C.finish(args, info, {"rows": rows}, text)
+
+
+def argparse_hidden():
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+if __name__ == "__main__":
+    main()
