@@ -30,9 +30,10 @@ ignored (the training ``--id`` columns are copied). A model saved from Python
 that records no feature names is applied by position, with a warning.
 
 Input files must be regular files (not a device or a pipe) of text, at most
-:data:`convexagg.io.MAX_CSV_BYTES`; they may be gzip-compressed (recognised by content); the separator is
-detected from the header (comma, semicolon, tab, vertical bar) unless ``--sep``
-gives it, and ``--decimal ,`` reads decimal-comma numbers. An output is never an
+:data:`convexagg.io.MAX_CSV_BYTES`; they may be gzip-compressed (recognised by
+content); the separator is detected from the header (comma, semicolon, tab,
+vertical bar) unless ``--sep`` gives it, and ``--decimal ,`` reads
+decimal-comma numbers. An output is never an
 input, a directory or a device node replaced by a file (:mod:`convexagg.io`).
 
 User errors (a missing file or column, a non-numeric feature, a bad target,
@@ -715,7 +716,10 @@ def _predict(args):
     skipped = set(ignored) | {target}
     copied = _columns_to_copy(args, table.columns, bundle_ids, features, skipped)
     frame = table.read(numeric=features)
-    P = _probabilities(model, _matrix(frame, features), args.model)
+    X = _matrix(frame, features)
+    if getattr(model, "feature_names_in_", None) is not None:  # fitted on a DataFrame
+        X = pd.DataFrame(X, columns=features)
+    P = _probabilities(model, X, args.model)
     classes = [str(c) for c in model.classes_]
     out = pd.DataFrame({c: frame[c] for c in copied})
     out["prediction"] = np.array(classes, dtype=object)[P.argmax(axis=1)]

@@ -247,8 +247,8 @@ def _read_limited(path, max_bytes, what="the input", limit="max_bytes"):
 
     A device (``/dev/zero``), a named pipe, a socket or a directory is refused
     without being opened (a device can be endless, a pipe blocks); the size is
-    checked on the opened file before anything is read, and the read stops at
-    ``max_bytes + 1`` bytes in case the file grows meanwhile.
+    checked on the opened file before anything is read, and a file that grows
+    or shrinks while being read is refused.
 
     Parameters
     ----------
@@ -282,12 +282,10 @@ def _read_limited(path, max_bytes, what="the input", limit="max_bytes"):
                 f"{path} is {st.st_size} bytes, above the limit of {max_bytes} ({limit}) for "
                 f"{what}; refusing to read it."
             )
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise ValueError(
-            f"{path} grew beyond the limit of {max_bytes} bytes ({limit}) for {what} while "
-            "being read."
-        )
+        data = f.read(st.st_size)  # read(n) allocates n bytes: the size, not the limit
+        grew = f.read(1)
+    if grew or len(data) != st.st_size:
+        raise ValueError(f"{path} changed while being read; try again once it is complete.")
     return data
 
 
@@ -438,6 +436,18 @@ def _read_npy_header(handle):
     return version, (read if version == (1, 0) else np.lib.format.read_array_header_2_0)(handle)
 
 
+# What zipfile raises on damaged bytes: a bad header, a bad stream, an unknown method,
+# an encrypted member (RuntimeError).
+_DAMAGED_ZIP = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    RuntimeError,
+    NotImplementedError,
+)
+
+
 def _check_model_file(path, data, max_bytes):
     """Refuse a skops file that would exhaust the stack or the memory when loaded."""
     try:
@@ -461,7 +471,7 @@ def _check_model_file(path, data, max_bytes):
         )
     try:  # every member's checksum, by chunks (each at most its claimed size)
         bad = archive.testzip()
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError) as exc:
+    except _DAMAGED_ZIP as exc:
         raise ValueError(f"{path} is a corrupt skops model file ({exc}).") from None
     if bad is not None:
         raise ValueError(f"{path} is a corrupt skops model file (bad checksum in {bad}).")
