@@ -70,7 +70,7 @@ def padded_schema(folder, pad_mib):
         [sys.executable, __file__, "--peak-of", str(padded)], capture_output=True, text=True
     )
     size = padded.stat().st_size / 1000
-    print(f"padded schema ({pad_mib} MiB of spaces, file {size:.0f} KB): peak rise {done.stdout}")
+    print(f"padded schema ({pad_mib} MiB of spaces, file {size:.0f} KB): peak rise {done.stdout.strip()}")
 
 
 def bit_flips(folder, flips):
