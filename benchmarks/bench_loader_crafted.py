@@ -60,7 +60,8 @@ def _peak_rise(path):
 def padded_schema(folder, pad_mib):
     plain, padded = folder / "plain.skops", folder / "padded.skops"
     _model(plain)
-    with zipfile.ZipFile(plain) as old, zipfile.ZipFile(padded, "w", zipfile.ZIP_DEFLATED) as new:
+    deflated = zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(plain) as old, zipfile.ZipFile(padded, "w", deflated) as new:
         for info in old.infolist():
             data = old.read(info.filename)
             if info.filename == "schema.json":

@@ -287,7 +287,8 @@ def _random_code(n_classes, n_columns, probs, n_candidates, random_state, max_dr
     an earlier column or its negation); a candidate violating R2 or R3 is
     discarded. One generator drives everything, so a seed gives one code.
     """
-    from sklearn.utils import check_random_state  # here: the command line's --help reads CODE_NAMES
+    # imported here: `convexagg fit --help` reads CODE_NAMES without loading scikit-learn
+    from sklearn.utils import check_random_state
 
     rng = check_random_state(random_state)
     values = np.array([0, 1, -1], dtype=np.int8)
