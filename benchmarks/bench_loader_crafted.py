@@ -60,8 +60,7 @@ def _peak_rise(path):
 def padded_schema(folder, pad_mib):
     plain, padded = folder / "plain.skops", folder / "padded.skops"
     _model(plain)
-    deflated = zipfile.ZIP_DEFLATED
-    with zipfile.ZipFile(plain) as old, zipfile.ZipFile(padded, "w", deflated) as new:
+    with zipfile.ZipFile(plain) as old, zipfile.ZipFile(padded, "w", zipfile.ZIP_DEFLATED) as new:
         for info in old.infolist():
             data = old.read(info.filename)
             if info.filename == "schema.json":
@@ -71,7 +70,8 @@ def padded_schema(folder, pad_mib):
         [sys.executable, __file__, "--peak-of", str(padded)], capture_output=True, text=True
     )
     size = padded.stat().st_size / 1000
-    print(f"padded schema ({pad_mib} MiB of spaces, file {size:.0f} KB): peak rise {done.stdout.strip()}")
+    rise = done.stdout.strip() or done.stderr.strip()[-300:]
+    print(f"padded schema ({pad_mib} MiB of spaces, file {size:.0f} KB): peak rise {rise}")
 
 
 def bit_flips(folder, flips):
