@@ -214,7 +214,7 @@ def test_sigterm_during_predict_out_leaves_no_temporary_file(files, tmp_path):
             child.kill()
     assert child.returncode == 128 + signal.SIGTERM, err
     assert err.strip().splitlines()[-1] == (
-        "convexagg: error: terminated by SIGTERM; nothing was written"
+        "convexagg: error: terminated by SIGTERM; no file was left half-written"
     )
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ready"]  # no .tmp left
@@ -275,3 +275,15 @@ def test_warnings_come_before_the_error_line(frame, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0].startswith("convexagg: warning: UserWarning: ") and len(err) == 2, err
     assert err[1].startswith("convexagg: error: ") and "'abc' is not a number" in err[1]
+
+
+def test_ctrl_c_is_one_error_line(monkeypatch, capsys):
+    import convexagg.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.HANDLERS, "predict", interrupted)
+    assert main(["predict", "m.skops", "d.csv"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["convexagg: error: interrupted (SIGINT); no file was left half-written"]

@@ -912,10 +912,11 @@ def main(argv=None):
         except (ValueError, OSError, MissingDependencyError) as exc:
             error, status = _error_message(exc), 1
         except KeyboardInterrupt:
-            error, status = "interrupted; nothing was written", 128 + signal.SIGINT
+            error, status = "interrupted (SIGINT); no file was left half-written", 130
         except _Signal as exc:
             name = signal.Signals(exc.signum).name
-            error, status = f"terminated by {name}; nothing was written", 128 + exc.signum
+            error = f"terminated by {name}; no file was left half-written"
+            status = 128 + exc.signum
     seen = set()
     for w in caught or ():  # one line per distinct warning, not the source line
         line = f"convexagg: warning: {w.category.__name__}: {_one_line(w.message)}"
