@@ -18,8 +18,8 @@ together with the feature names, the target's name, the id columns and the
 other columns it left out; it reports a held-out estimate (accuracy and
 log-loss of a model fitted without ``--holdout`` of the rows) before refitting
 on all rows. ``-v`` prints a line per stage on standard error (with the
-estimator's own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels go through
-:func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
+estimator's own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels
+go through :func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
 target or a missing label is refused. ``predict`` writes, for every row of
 ``DATA.csv``, the ``--id`` columns, the predicted label (``prediction``) and the
 class probabilities (``proba_<class>``, ``%.6g`` unless ``--float-format``), as
@@ -33,8 +33,8 @@ Input files must be regular files (not a device or a pipe) of text, at most
 :data:`convexagg.io.MAX_CSV_BYTES`; they may be gzip-compressed (recognised by
 content); the separator is detected from the header (comma, semicolon, tab,
 vertical bar) unless ``--sep`` gives it, and ``--decimal ,`` reads
-decimal-comma numbers. An output is never an
-input, a directory or a device node replaced by a file (:mod:`convexagg.io`).
+decimal-comma numbers. An output is never an input, a directory or a device
+node replaced by a file (:mod:`convexagg.io`).
 
 User errors (a missing file or column, a non-numeric feature, a bad target,
 columns that differ from training, an untrusted or crafted model file, an
@@ -63,7 +63,7 @@ import warnings
 from ._optional import MissingDependencyError
 
 # the bundle `convexagg fit` saves: the model plus what predict needs to read a CSV
-# (/1, before 0.3, had no "ids" and "ignored"; it is still read)
+# (/1, written by 0.2, had no "ids" and "ignored"; it is still read)
 BUNDLE_FORMAT = "convexagg-cli-model/2"
 _BUNDLE_FORMATS = (BUNDLE_FORMAT, "convexagg-cli-model/1")
 
