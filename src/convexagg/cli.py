@@ -112,7 +112,8 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from ._version import __version__
 
-        parser.exit(message=f"convexagg {__version__}\n")
+        print(f"convexagg {__version__}")  # to standard output, as argparse's version action
+        parser.exit()
 
 
 def _separator(text):
