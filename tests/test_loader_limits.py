@@ -109,3 +109,46 @@ def test_every_public_class_is_trusted():
     for cls in filter(inspect.isclass, public):
         assert f"{cls.__module__}.{cls.__qualname__}" in names, cls
     assert "convexagg.model_selection.ConvexAggregationClassifierCV" in names
+
+
+# --------------------------------------------------------------------------- damaged (issue 22)
+
+
+def test_a_bit_flipped_file_is_a_value_error(saved, tmp_path):
+    """Flipped bits anywhere give the documented ValueError (zipfile's BadZipFile, a
+    zlib error or a skops KeyError before), or a file that still loads."""
+    data = saved.read_bytes()
+    path = tmp_path / "flipped.skops"
+    outcomes = []
+    for position in range(7, len(data), len(data) // 60):
+        flipped = bytearray(data)
+        flipped[position] ^= 0x10
+        path.write_bytes(bytes(flipped))
+        try:
+            cio.load(path)
+            outcomes.append("loaded")
+        except ValueError as exc:
+            outcomes.append("checksum" if "bad checksum" in str(exc) else "ValueError")
+    assert "checksum" in outcomes and len(outcomes) >= 60
+
+
+def test_schema_json_is_bounded_before_it_is_read(saved, monkeypatch):
+    monkeypatch.setattr(cio, "MAX_SCHEMA_BYTES", 1000)
+    with pytest.raises(ValueError, match=r"schema.json claims \d+ bytes, above the limit of 1000"):
+        cio.load(saved)
+
+
+def test_the_depth_check_works_in_bounded_memory():
+    """A 16 MiB schema is scanned with a few MiB of work arrays (the whole-file arrays
+    took 18 bytes per byte: 593 MiB for a padded 32 MiB schema)."""
+    import tracemalloc
+
+    schema = b"[" * 300 + b" " * 2**24 + b"]" * 300
+    tracemalloc.start()
+    try:
+        assert cio._json_depth(schema) == 300
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(schema), peak  # a copy without strings, and the chunks
+    assert cio._json_depth(b'[{"a": "]]]"}, [[]]]', chunk=3) == 3  # levels across chunks

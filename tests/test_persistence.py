@@ -217,3 +217,21 @@ def test_saved_file_gets_normal_permissions(iris, tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_save_refuses_what_cannot_be_loaded_back(tmp_path):
+    """A lambda (or a function local to another) is stored by name and can never be
+    loaded again: refused when saving, nothing written (issue 22)."""
+    from convexagg import OutputDecoderClassifier
+    from convexagg.codes import make_code
+
+    rng = np.random.default_rng(0)
+    Q, y = rng.uniform(size=(60, 3)), np.repeat([0, 1, 2], 20)
+    model = OutputDecoderClassifier(code=lambda k, m: make_code("ovr", k)).fit(Q, y)
+    path = tmp_path / "lambda.skops"
+    with pytest.raises(ValueError, match="could not be loaded back.*a lambda"):
+        cio.save(model, path)
+    assert list(tmp_path.iterdir()) == []
+    model.set_params(code="ovr")  # a name instead: saved and loaded
+    cio.save(model, path)
+    np.testing.assert_array_equal(cio.load(path).predict_proba(Q), model.predict_proba(Q))

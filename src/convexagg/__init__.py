@@ -16,29 +16,37 @@ are in :mod:`convexagg.metrics`; figures of fitted models
 ``*Display`` classes of :mod:`convexagg.display`.
 """
 
-from . import decision, metrics
-from ._version import __version__
-from .codes import make_code
-from .decision import ConformalClassifier, CostSensitiveClassifier, PriorShiftClassifier
-from .decoders import (
-    BradleyTerryDecoder,
-    ConvexDecoder,
-    HammingDecoder,
-    LossBasedDecoder,
-    PairwiseCouplingDecoder,
-    WMAPDecoder,
-)
-from .display import (
-    ConvergenceDisplay,
-    RegularizationPathDisplay,
-    ReliabilityDisplay,
-    WeightsDisplay,
-)
-from .estimator import CodeMatrixClassifier, ConvexAggregationClassifier
-from .model_selection import ConvexAggregationClassifierCV
-from .path import RegularizationPath, regularization_path
-from .precomputed import OutputDecoderClassifier
-from .theory import GeneralizationBound, generalization_bound
+import importlib
+import importlib.util
+
+# Where each public name lives. The names are imported on first use (PEP 562), so
+# `import convexagg` -- and the `convexagg` command's `--help` -- do not pay for
+# scikit-learn, SciPy and pandas until something needs them.
+_HOMES = {
+    "BradleyTerryDecoder": "decoders",
+    "CodeMatrixClassifier": "estimator",
+    "ConvexAggregationClassifier": "estimator",
+    "ConvexAggregationClassifierCV": "model_selection",
+    "ConvexDecoder": "decoders",
+    "ConformalClassifier": "decision",
+    "CostSensitiveClassifier": "decision",
+    "PriorShiftClassifier": "decision",
+    "ConvergenceDisplay": "display",
+    "GeneralizationBound": "theory",
+    "HammingDecoder": "decoders",
+    "LossBasedDecoder": "decoders",
+    "OutputDecoderClassifier": "precomputed",
+    "PairwiseCouplingDecoder": "decoders",
+    "RegularizationPath": "path",
+    "RegularizationPathDisplay": "display",
+    "ReliabilityDisplay": "display",
+    "WMAPDecoder": "decoders",
+    "WeightsDisplay": "display",
+    "generalization_bound": "theory",
+    "make_code": "codes",
+    "regularization_path": "path",
+    "__version__": "_version",
+}
 
 __all__ = [
     "BradleyTerryDecoder",
@@ -67,3 +75,18 @@ __all__ = [
     "regularization_path",
     "__version__",
 ]
+
+
+def __getattr__(name):
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        value = importlib.import_module(f".{name}", __name__)  # a submodule, as before
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # once: later look-ups do not come here
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

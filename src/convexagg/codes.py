@@ -38,7 +38,6 @@ from itertools import combinations
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 __all__ = [
     "CODE_NAMES",
@@ -288,6 +287,9 @@ def _random_code(n_classes, n_columns, probs, n_candidates, random_state, max_dr
     an earlier column or its negation); a candidate violating R2 or R3 is
     discarded. One generator drives everything, so a seed gives one code.
     """
+    # imported here: `convexagg fit --help` reads CODE_NAMES without loading scikit-learn
+    from sklearn.utils import check_random_state
+
     rng = check_random_state(random_state)
     values = np.array([0, 1, -1], dtype=np.int8)
     # Canonical form for R4: the column times the sign of its first non-zero.

@@ -27,15 +27,21 @@ default, numpy dtypes). Anything else, for instance a user-defined estimator
 class, is refused with an :class:`UntrustedTypeError` naming the types; pass
 ``trusted=[...]`` to accept them once you have checked the file's origin.
 Loading a pickle runs arbitrary code; loading through here does not. Before
-skops sees the file, :func:`load` checks its shape against limits
-(:data:`MAX_SCHEMA_DEPTH`, ``max_bytes``, and every array header against the
-bytes that hold it), so a crafted file cannot exhaust the stack or the memory.
+skops sees the file, :func:`load` checks its shape against limits (a regular
+file of at most ``max_bytes``, a ``schema.json`` of at most
+:data:`MAX_SCHEMA_BYTES` nested at most :data:`MAX_SCHEMA_DEPTH` levels, every
+member's checksum, and every array header against the bytes that hold it), so
+a crafted or damaged file is a ``ValueError``, and cannot exhaust the stack or
+the memory. :func:`save` loads what it wrote back before writing it, so a model
+holding something that cannot be loaded (a lambda) is refused at save time.
 
 CSV tables
 ----------
 :class:`CSVFile` reads a delimited text file with a header row (plain or
 gzip-compressed, recognised by its first bytes; separator detected from the
-header or given) with pandas' C parser; :meth:`CSVFile.read` returns the chosen
+header or given) with pandas' C parser, after checking that it is a regular file
+of at most :data:`MAX_CSV_BYTES` of text (also after decompression) and not
+binary data; :meth:`CSVFile.read` returns the chosen
 columns as float64 and the others as text. Problems are found with vectorised
 checks after parsing and reported with the file, line and column: a missing,
 non-numeric or non-finite value, a row with too many or too few fields.
@@ -59,12 +65,14 @@ import sys
 import tempfile
 import warnings
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
-import skops.io as sio
 
 __all__ = [
+    "MAX_CSV_BYTES",
+    "MAX_SCHEMA_BYTES",
     "MAX_SCHEMA_DEPTH",
     "MISSING_LABELS",
     "STDOUT",
@@ -217,13 +225,81 @@ def atomic_write(path, mode="wb", inputs=()):
         raise
 
 
+# --------------------------------------------------------------------------- reads
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_regular(path, st, what):
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        raise ValueError(f"{path} is {kind}, not a regular file; {what} must be a file.")
+
+
+def _read_limited(path, max_bytes, what="the input", limit="max_bytes"):
+    """The bytes of the regular file ``path``, refused before reading if larger than ``max_bytes``.
+
+    A device (``/dev/zero``), a named pipe, a socket or a directory is refused
+    without being opened (a device can be endless, a pipe blocks); the size is
+    checked on the opened file before anything is read, and a file that grows
+    or shrinks while being read is refused.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    max_bytes : int
+        Largest size accepted.
+    what : str, default="the input"
+        Names the file's role in messages (``"a model file"``).
+    limit : str, default="max_bytes"
+        Names the limit in messages (the parameter that sets it).
+
+    Returns
+    -------
+    data : bytes
+        The file's content.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If ``path`` is not a regular file or is larger than ``max_bytes``.
+    """
+    _check_regular(path, os.stat(path), what)
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        _check_regular(path, st, what)  # the file opened is the file checked
+        if st.st_size > max_bytes:
+            raise ValueError(
+                f"{path} is {st.st_size} bytes, above the limit of {max_bytes} ({limit}) for "
+                f"{what}; refusing to read it."
+            )
+        data = f.read(st.st_size)  # read(n) allocates n bytes: the size, not the limit
+        grew = f.read(1)
+    if grew or len(data) != st.st_size:
+        raise ValueError(f"{path} changed while being read; try again once it is complete.")
+    return data
+
+
 # --------------------------------------------------------------------------- models
 
 # Limits :func:`load` checks before skops parses anything. A real convexagg model
 # nests about 20 levels deep; skops' loader recurses a few Python frames per level
 # (400 levels still load under Python's default recursion limit).
 MAX_SCHEMA_DEPTH = 200
-DEFAULT_MAX_BYTES = 2**33  # 8 GiB of uncompressed content
+# The object tree's JSON: a digits model (one-vs-one, 45 binaries, cv=5: 270
+# fitted learners) has 2.8 MB; 256 MiB leaves room for codes of thousands of
+# columns. It is read whole (and then parsed by skops), so it is bounded on its own.
+MAX_SCHEMA_BYTES = 2**28
+DEFAULT_MAX_BYTES = 2**33  # 8 GiB: the file, and its members uncompressed
 
 
 def _type_name(cls):
@@ -297,21 +373,58 @@ def save(model, path, inputs=()):
         such as ``/dev/null`` is written in place, never replaced.
     inputs : iterable of str or path-like, default=()
         Files ``path`` must not replace (the data the model was fitted on).
+
+    Raises
+    ------
+    ValueError
+        If the file could not be loaded back: the model holds an object skops
+        stores by name but cannot find again (a lambda, a function defined
+        inside another function). Nothing is written then.
     """
+    import skops.io as sio
+
     data = sio.dumps(model)  # serialise first: nothing is written if this fails
+    try:  # the model's own types: trusting them runs nothing the caller did not have
+        sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    except Exception as exc:  # noqa: BLE001 - whatever skops raises, the file is unusable
+        raise ValueError(
+            f"cannot save the model to {path}: the file could not be loaded back "
+            f"({type(exc).__name__}: {_first_line(exc)}); a lambda or a function defined "
+            "inside another function cannot be saved: use a function defined at the top "
+            "level of a module. Nothing was written."
+        ) from exc
     with atomic_write(path, "wb", inputs=inputs) as f:
         f.write(data)
+
+
+def _first_line(exc):
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
-def _json_depth(data):
-    """Deepest nesting of ``[`` / ``{`` in JSON bytes, without parsing (no recursion)."""
-    bare = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
-    step = np.isin(bare, (ord("["), ord("{"))).astype(np.int64)
-    step -= np.isin(bare, (ord("]"), ord("}")))
-    return int(np.cumsum(step).max(initial=0))
+_DEPTH_STEP = np.zeros(256, dtype=np.int8)
+_DEPTH_STEP[[ord("["), ord("{")]] = 1
+_DEPTH_STEP[[ord("]"), ord("}")]] = -1
+
+
+def _json_depth(data, chunk=2**20):
+    """Deepest nesting of ``[`` / ``{`` in JSON bytes, without parsing (no recursion).
+
+    By chunks of ``chunk`` bytes: a few MiB of work arrays whatever the size (the
+    whole-file arrays cost 18 bytes per byte, 593 MiB for a 32 MiB schema).
+    """
+    bare = _JSON_STRING.sub(b'""', data)
+    depth = deepest = 0
+    for start in range(0, len(bare), chunk):
+        step = _DEPTH_STEP[np.frombuffer(bare, np.uint8, min(chunk, len(bare) - start), start)]
+        levels = np.cumsum(step, dtype=np.int64)
+        if levels.size:
+            deepest = max(deepest, depth + int(levels.max()))
+            depth += int(levels[-1])
+    return deepest
 
 
 def _read_npy_header(handle):
@@ -321,6 +434,18 @@ def _read_npy_header(handle):
         return version, reader(handle, version)
     read = np.lib.format.read_array_header_1_0
     return version, (read if version == (1, 0) else np.lib.format.read_array_header_2_0)(handle)
+
+
+# What zipfile raises on damaged bytes: a bad header, a bad stream, an unknown method,
+# an encrypted member (RuntimeError).
+_DAMAGED_ZIP = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    RuntimeError,
+    NotImplementedError,
+)
 
 
 def _check_model_file(path, data, max_bytes):
@@ -336,9 +461,20 @@ def _check_model_file(path, data, max_bytes):
             f"{path}: its content claims {total} bytes uncompressed, above the limit of "
             f"{max_bytes} (max_bytes); refusing to load it."
         )
-    names = {m.filename for m in members}
+    names = {m.filename: m for m in members}
     if "schema.json" not in names:
         raise ValueError(f"{path} is not a skops model file (no schema.json).")
+    if names["schema.json"].file_size > MAX_SCHEMA_BYTES:
+        raise ValueError(
+            f"{path}: its schema.json claims {names['schema.json'].file_size} bytes, above the "
+            f"limit of {MAX_SCHEMA_BYTES} (MAX_SCHEMA_BYTES); refusing to load it."
+        )
+    try:  # every member's checksum, by chunks (each at most its claimed size)
+        bad = archive.testzip()
+    except _DAMAGED_ZIP as exc:
+        raise ValueError(f"{path} is a corrupt skops model file ({exc}).") from None
+    if bad is not None:
+        raise ValueError(f"{path} is a corrupt skops model file (bad checksum in {bad}).")
     depth = _json_depth(archive.read("schema.json"))
     if depth > MAX_SCHEMA_DEPTH:
         raise ValueError(
@@ -375,7 +511,7 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
     trusted : list of str, default=None
         Extra type names (as in the error message) to accept for this file.
     max_bytes : int, default=2**33
-        Largest total uncompressed size of the file's members.
+        Largest size of the file, and largest total uncompressed size of its members.
 
     Returns
     -------
@@ -390,10 +526,13 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
         If the file holds a type neither skops nor convexagg trusts and that is
         not in ``trusted``; nothing from the file is instantiated.
     ValueError
-        If ``path`` is not a skops file, or breaks a limit: its object tree is
-        nested deeper than :data:`MAX_SCHEMA_DEPTH`, its content is larger than
-        ``max_bytes``, or an array header claims more values than its bytes
-        hold. These are checked before anything is parsed or allocated.
+        If ``path`` is not a regular file (a device, a named pipe), is not a
+        skops file or is damaged (a bad checksum, a tree skops cannot build),
+        or breaks a limit: the file or its content is larger than
+        ``max_bytes``, its ``schema.json`` larger than :data:`MAX_SCHEMA_BYTES`
+        or nested deeper than :data:`MAX_SCHEMA_DEPTH`, or an array header
+        claims more values than its bytes hold. The limits are checked before
+        anything is parsed or allocated.
     """
     if trusted is None:
         trusted = []
@@ -404,11 +543,14 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
             f"trusted must be a list of type names (str), got {trusted!r}; "
             "trusting everything at once is not supported."
         )
-    data = Path(path).read_bytes()  # read once: what is checked is what is loaded
+    import skops.io as sio
+
+    # read once (what is checked is what is loaded), bounded before reading
+    data = _read_limited(path, max_bytes, "a model file")
     _check_model_file(path, data, max_bytes)
     try:
         untrusted = sio.get_untrusted_types(data=data)
-    except (zipfile.BadZipFile, KeyError, ValueError, TypeError) as exc:
+    except Exception as exc:  # noqa: BLE001 - any parse failure of untrusted bytes
         raise ValueError(f"{path} is not a skops model file ({exc}).") from None
     refused = sorted(set(untrusted) - set(trusted_types()) - set(trusted))
     if refused:
@@ -418,7 +560,15 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
             f"trusted={refused!r}.",
             refused,
         )
-    return sio.loads(data, trusted=list(untrusted))
+    try:
+        return sio.loads(data, trusted=list(untrusted))
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a crafted or damaged tree of trusted types
+        raise ValueError(
+            f"{path} is a corrupt or crafted skops model file: loading it failed "
+            f"({type(exc).__name__}: {_first_line(exc)})."
+        ) from exc
 
 
 # --------------------------------------------------------------------------- CSV
@@ -427,6 +577,8 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
 MISSING_LABELS = frozenset(
     ["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>", "#na", "nil"]
 )
+# Largest CSV input, as text (after gunzip): pandas needs several times this in memory.
+MAX_CSV_BYTES = 2**32
 _NA_TEXTS = sorted({v for m in MISSING_LABELS for v in (m, m.upper(), m.capitalize())})
 _SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
 _COMPRESSED = {
@@ -458,19 +610,31 @@ def _no_field_limit():
 _BOM = b"\xef\xbb\xbf"
 
 
-def _contents(path, data):
-    """The bytes of a plain or gzip file (recognised by its magic bytes, not its name),
-    without a UTF-8 byte-order mark."""
+def _contents(path, data, max_bytes):
+    """The text bytes of a plain or gzip file (recognised by its magic bytes, not its
+    name), without a UTF-8 byte-order mark; decompressed up to ``max_bytes`` only."""
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+            with gzip.GzipFile(fileobj=_io.BytesIO(data)) as f:
+                data = f.read(max_bytes + 1)
+        except (OSError, EOFError, zlib.error) as exc:
             raise ValueError(f"{path} is a damaged gzip file ({exc}).") from None
+        if len(data) > max_bytes:
+            raise ValueError(
+                f"{path} decompresses to more than {max_bytes} bytes, the limit for a CSV "
+                "input; refusing to read it."
+            )
     for magic, kind in _COMPRESSED.items():
         if data.startswith(magic):
             raise ValueError(
                 f"{path} is {kind}-compressed; convexagg reads plain or gzip-compressed CSV."
             )
+    nul = data.find(b"\x00")
+    if nul >= 0:  # never in UTF-8 text; the first sign of a binary file (or UTF-16 text)
+        raise ValueError(
+            f"{path} is not a text CSV file: it holds binary data (a NUL byte at byte {nul}); "
+            "give a CSV file saved as UTF-8 text."
+        )
     return data[len(_BOM) :] if data.startswith(_BOM) else data
 
 
@@ -504,6 +668,10 @@ class CSVFile:
         frequent of comma, semicolon, tab and vertical bar; comma if none).
     decimal : str, default="."
         Decimal mark of the numbers (``","`` for decimal-comma files).
+    max_bytes : int, default=MAX_CSV_BYTES
+        Largest size of the text (the file, and its content after gunzip);
+        checked before reading. A device, a named pipe or a directory is
+        refused, as is a file holding binary data.
 
     Attributes
     ----------
@@ -512,10 +680,11 @@ class CSVFile:
     sep : str
     """
 
-    def __init__(self, path, sep=None, decimal="."):
+    def __init__(self, path, sep=None, decimal=".", max_bytes=MAX_CSV_BYTES):
         self.path = path
         self.decimal = decimal
-        self._data = _contents(path, Path(path).read_bytes())  # pandas parses the bytes
+        data = _read_limited(path, max_bytes, "a CSV input")
+        self._data = _contents(path, data, max_bytes)  # pandas parses the bytes
         first = next((line for line in self._text_lines() if line.strip()), None)
         if first is None:
             raise ValueError(f"{path} is empty; a header row of column names is expected.")
@@ -611,13 +780,16 @@ class CSVFile:
             if i and (wanted is None or i - 1 in wanted) and len(record) != len(self.columns):
                 raise self._ragged(line, record)
 
-    def read(self, numeric=()):
+    def read(self, numeric=(), hint=""):
         """The table: ``numeric`` columns as float64, every other column as text.
 
         Parameters
         ----------
         numeric : list of str
             Columns that must hold a finite number in every row.
+        hint : str, default=""
+            Appended to the message about a value that is not a number (the
+            command line: how to leave a column out).
 
         Returns
         -------
@@ -662,7 +834,7 @@ class CSVFile:
             raise
         except ValueError:  # a value that is not a number: find it
             text = pd.read_csv(_io.BytesIO(self._data), dtype=str, na_filter=False, **options)
-            self._raise_not_numbers(text, numeric)
+            self._raise_not_numbers(text, numeric, hint)
             raise
         if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
             self._first_ragged()  # too many fields in every row: pandas dropped some
@@ -694,7 +866,7 @@ class CSVFile:
             raise ValueError(f"{where}: missing value{shown}; features must be numbers.")
         raise ValueError(f"{where}: {_shown(field)} is not a finite number.")
 
-    def _raise_not_numbers(self, text, numeric):
+    def _raise_not_numbers(self, text, numeric, advice=""):
         """Raise for the first field of ``numeric`` columns in ``text`` (all strings)
         that is neither a number nor a missing value."""
         import pandas as pd
@@ -716,7 +888,7 @@ class CSVFile:
             hint = " (it looks like a decimal comma: give the decimal mark, --decimal ',')"
         raise ValueError(
             f"{self.where(row, column)}: {_shown(field)} is not a number; features must be "
-            f"numeric{hint}."
+            f"numeric{hint}.{advice}"
         )
 
 
