@@ -16,7 +16,7 @@ calibrators.
 # %%
 # Three ways to fit the weights
 # -----------------------------
-# * ``cv=None`` (the paper's protocol): outputs of the binaries on their own
+# * ``cv="in_sample"`` (the paper's protocol): outputs of the binaries on their own
 #   training rows;
 # * ``cv=5`` (the default): each row's output comes from binaries trained on the other four
 #   folds; the five sets of fold binaries are kept as an ensemble whose
@@ -36,7 +36,9 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratif
 tree = DecisionTreeClassifier(random_state=0)
 
 models = {
-    "cv=None (in-sample)": ConvexAggregationClassifier(tree, code="ovo", cv=None, random_state=0),
+    "in-sample": ConvexAggregationClassifier(
+        tree, code="ovo", cv="in_sample", random_state=0
+    ),
     "cv=5, ensemble": ConvexAggregationClassifier(tree, code="ovo", cv=5, random_state=0),
     "cv=5, refitted": ConvexAggregationClassifier(
         tree, code="ovo", cv=5, ensemble=False, random_state=0

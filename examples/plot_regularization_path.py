@@ -37,7 +37,7 @@ from convexagg import (
 X, y = load_digits(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-clf = ConvexAggregationClassifier(binary, code="ecoc", cv=None, random_state=0)
+clf = ConvexAggregationClassifier(binary, code="ecoc", cv="in_sample", random_state=0)
 clf.fit(X_train, y_train)
 
 alphas = np.logspace(-6, 2, 17)

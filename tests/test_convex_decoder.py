@@ -166,7 +166,7 @@ def test_the_estimator_passes_its_parameters_on_whole():
     X, y = load_iris(return_X_y=True)
     solver = InteriorPoint(method="predictor_corrector", tol=1e-8)
     clf = ConvexAggregationClassifier(
-        solver=solver, alpha=1e-3, penalty="elasticnet", l1_ratio=0.2, fit_intercept=True, cv=None
+        solver=solver, alpha=1e-3, penalty="elasticnet", l1_ratio=0.2, fit_intercept=True, cv="in_sample"
     ).fit(X, y)
     dec = clf.decoder_
     assert dec.solver.get_params() == solver.get_params()

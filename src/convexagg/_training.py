@@ -8,7 +8,7 @@ One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
   routing, whatever the learners request (:func:`fit_parameters`); each
   learner gets its parameters taken on the rows of its column's problem;
 * the **outputs** the decoder is fitted on (:func:`train`): the binaries'
-  outputs on their own training rows (``cv=None``, the paper's protocol),
+  outputs on their own training rows (``cv="in_sample"``, the paper's protocol),
   out-of-fold outputs (a splitter), or the given binaries' outputs
   (``"prefit"``); with out-of-fold outputs the fold binaries are either kept
   as an ensemble (``ensemble=True``, as ``CalibratedClassifierCV`` does) or
@@ -18,6 +18,7 @@ One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = [
     "Training",
     "check_learners",
     "fit_parameters",
+    "in_sample",
     "member_outputs",
     "out_of_fold",
     "routing",
@@ -69,6 +71,21 @@ class Training:
     Q: np.ndarray
     rows: np.ndarray | slice  # the rows of Q (and y) the decoder is fitted on
     tests: list | None = None  # the fold test parts, for an ensemble (fit_decoder)
+
+
+def in_sample(cv, warn=False):
+    """Whether ``cv`` asks for the paper's in-sample protocol: ``"in_sample"``, or
+    ``None``, its name before 0.2 (with ``warn``, a ``FutureWarning`` saying what to
+    write: scikit-learn's ``cv=None`` means 5 folds, the opposite)."""
+    if cv is None and warn:
+        warnings.warn(
+            "cv=None (weights fitted on the binaries' in-sample outputs) is deprecated in 0.2 "
+            "and will mean 5-fold cross-validation, as in scikit-learn, in 0.3; write "
+            "cv='in_sample' to keep the paper's in-sample protocol.",
+            FutureWarning,
+            stacklevel=4,
+        )
+    return cv is None or (isinstance(cv, str) and cv == "in_sample")
 
 
 def _names(n_columns, per_column):
@@ -124,7 +141,7 @@ def routing(owner, learners, n_columns, cv):
         router.add(
             **{name: learner}, method_mapping=MethodMapping().add(caller="fit", callee="fit")
         )
-    if cv is not None and cv != "prefit":
+    if not in_sample(cv) and not (isinstance(cv, str) and cv == "prefit"):
         router.add(
             splitter=check_cv(cv), method_mapping=MethodMapping().add(caller="fit", callee="split")
         )
@@ -179,7 +196,7 @@ def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
     M = p.code.shape[1]
     if cv == "prefit":
         return Training([learners], predict_binaries(learners, p.X, p.output, n_jobs), slice(None))
-    if cv is None:
+    if in_sample(cv):
         log(f"training {M} binary classifiers")
         estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, p.output)
         return Training([estimators], Q, slice(None))
@@ -197,7 +214,7 @@ def out_of_fold(p, learners, cv, n_jobs, keep):
     if isinstance(cv, numbers.Integral) and cv > len(p.y):
         raise ValueError(
             f"cv={cv} folds need at least {cv} training samples, got {len(p.y)}; "
-            "pass fewer folds or cv=None (weights fit on in-sample outputs)"
+            "pass fewer folds or cv='in_sample' (weights fit on in-sample outputs)"
         )
     splits = list(check_cv(cv, p.y, classifier=True).split(p.X, p.y, **p.split_params))
     members, Q, covered = fold_binaries(

@@ -30,6 +30,7 @@ from ._training import (
     Training,
     check_learners,
     fit_parameters,
+    in_sample,
     member_outputs,
     out_of_fold,
     routing,
@@ -135,22 +136,24 @@ default="ovo"
     decoder : decoder, default=None
         Aggregation method with ``fit(Q, y, code, output)``; cloned.
         ``ConvexDecoder()`` when None.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
+    cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default=5
         Which binary outputs the decoder is fitted on. An int (folds of
         ``StratifiedKFold``) or a splitter: out-of-fold outputs, which look
         like the outputs the binaries give at test time (see ``ensemble``).
-        None: the outputs of binaries trained on all rows, on those same rows
-        (the paper's protocol: one set of binaries, but their outputs on their
-        own training rows are more confident than at test time, and weights
-        fitted on them give overconfident probabilities; QUALITY.md measures
-        it). "prefit": ``estimator`` holds already-fitted binaries and only the
-        decoder is fitted.
+        "in_sample": the outputs of binaries trained on all rows, on those same
+        rows (the paper's protocol: one set of binaries, but their outputs on
+        their own training rows are more confident than at test time, and
+        weights fitted on them give overconfident probabilities; QUALITY.md
+        measures it). "prefit": ``estimator`` holds already-fitted binaries and
+        only the decoder is fitted. None means "in_sample" with a
+        ``FutureWarning`` (its name before 0.2; in scikit-learn ``cv=None`` is
+        5 folds, and it will be here in 0.3).
     ensemble : bool or "auto", default="auto"
         With out-of-fold outputs: keep the binaries of every fold and average
         the members' predictions (``True``, as ``CalibratedClassifierCV`` does:
         the test-time outputs come from the models whose outputs the decoder
         was fitted on), or refit the binaries on all rows (``False``). "auto"
-        is True. Setting it with ``cv=None`` or ``"prefit"`` raises.
+        is True. Setting it with ``cv="in_sample"`` or ``"prefit"`` raises.
     n_jobs : int, default=None
         Jobs for training and predicting the binaries (joblib). Under
         ``joblib.parallel_config(backend="dask")`` (with a ``distributed``
@@ -205,7 +208,7 @@ default="ovo"
         "estimator": [HasMethods(["fit"]), list, tuple, None],
         "code": [StrOptions(set(CODE_NAMES)), "array-like"],
         "decoder": [HasMethods(["fit"]), None],
-        "cv": ["cv_object", StrOptions({"prefit"})],
+        "cv": ["cv_object", StrOptions({"prefit", "in_sample"})],
         "ensemble": ["boolean", StrOptions({"auto"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -322,7 +325,7 @@ default="ovo"
 
     def _ensembled(self):
         """Whether out-of-fold binaries are kept as an ensemble (``ensemble`` resolved)."""
-        if self.cv is None or self.cv == "prefit":
+        if in_sample(self.cv) or self.cv == "prefit":
             if self.ensemble != "auto":
                 raise ValueError(
                     f"ensemble={self.ensemble!r} applies to out-of-fold outputs only; "
@@ -336,6 +339,7 @@ default="ovo"
         seeds and fit parameters, and check the decoder against the binaries'
         output kind: everything before training anything."""
         self._ensembled()
+        in_sample(self.cv, warn=True)
         X, y_enc, classes = self._validate_training_data(X, y)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
@@ -494,7 +498,7 @@ default="ovo"
         The current ``decoder`` parameter (for
         :class:`ConvexAggregationClassifier`, its ``alpha`` / ``loss`` / ...)
         is cloned and fitted on the binary outputs of ``X`` chosen by ``cv`` as
-        in :meth:`fit`: those of ``estimators_`` (``cv=None`` or ``"prefit"``),
+        in :meth:`fit`: those of ``estimators_`` (``cv="in_sample"`` or ``"prefit"``),
         the ensemble members' outputs on the rows each was not trained on
         (``X`` must then be the data of ``fit``), or out-of-fold outputs of new
         fold models (``ensemble=False``; seeded as in ``fit``). ``estimators_``,
@@ -527,7 +531,7 @@ default="ovo"
                 )
             Q = member_outputs(self.estimators_, self._fold_tests, p.X, p.output, self.n_jobs)
             training = Training(self.estimators_, Q, slice(None))
-        elif self.cv is None or self.cv == "prefit":
+        elif in_sample(self.cv) or self.cv == "prefit":
             Q = predict_binaries(self.estimators_, p.X, p.output, n_jobs=self.n_jobs)
             training = Training([self.estimators_], Q, slice(None))
         else:  # new fold models for the outputs; estimators_ stay as they are
@@ -716,9 +720,9 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         A free intercept per class, as in :class:`ConvexDecoder`.
     solver : str or SolverConfig, default="auto"
         How the weights are fitted, as in :class:`ConvexDecoder`.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
+    cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default=5
         Which binary outputs the weights are fitted on: out-of-fold by default;
-        None is the paper's protocol (in-sample outputs). See
+        "in_sample" is the paper's protocol (in-sample outputs). See
         :class:`CodeMatrixClassifier`.
     ensemble : bool or "auto", default="auto"
         With out-of-fold outputs, keep the fold binaries as an ensemble; see

@@ -9,7 +9,7 @@ from sklearn.base import _fit_context, clone
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
-from ._training import check_learners, subproblem
+from ._training import check_learners, in_sample, subproblem
 from ._training import train as train_binaries
 from ._utils import progress, restore_on_failure
 from .binary import predict_binaries
@@ -55,7 +55,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     previous one); ``alpha_`` minimises the mean over folds (ties go to the
     larger ``alpha``). Which outputs those are follows ``cv``:
 
-    * ``cv=None`` (the paper's protocol: weights fitted on the binaries' outputs
+    * ``cv="in_sample"`` (the paper's protocol: weights fitted on the binaries' outputs
       on their own training rows): the binaries are trained **once per fold**
       on the fold's other rows; the weights are fitted on their outputs on
       those rows and scored on their outputs on the held-out rows, which they
@@ -204,10 +204,10 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
 
     def _fold_outputs(self, p, train, val):
         """Outputs on a fold's training and held-out rows of binaries trained on its
-        training rows (``cv=None``: the paper's in-sample protocol, honestly validated)."""
+        training rows (``cv="in_sample"``: the paper's protocol, honestly validated)."""
         fold = subproblem(p, train)
         learners = check_learners(self._learners(), p.code.shape[1], False)[0]
-        training = train_binaries(fold, learners, None, False, self.n_jobs, self._log)
+        training = train_binaries(fold, learners, "in_sample", False, self.n_jobs, self._log)
         members = training.members[0]
         return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
 
@@ -236,16 +236,17 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         decoder = self._make_decoder().with_solver_resolved()  # 0.1 keywords warn once
         alphas = self._alpha_grid()
         p = self._problem(X, y, decoder, sample_weight, fit_params)
-        if self.cv is not None:  # out-of-fold (or prefit) outputs, once
+        own = in_sample(self.cv)  # the binaries trained per alpha fold
+        if not own:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
-        rows = np.arange(p.y.size)[training.rows] if self.cv is not None else np.arange(p.y.size)
+        rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
         folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
         sw = p.sample_weight
         scores = []
         folds = progress(enumerate(folds), None, "alpha folds", self.verbose)
         for f, (train_part, val_part) in folds:
             fit_rows, val_rows = rows[train_part], rows[val_part]
-            if self.cv is None:
+            if own:
                 Q_train, Q_val = self._fold_outputs(p, fit_rows, val_rows)
             else:
                 Q_train, Q_val = training.Q[fit_rows], training.Q[val_rows]
@@ -266,7 +267,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             self._log(f"alpha fold {f + 1}: best alpha {best:.3g}")
         cv_scores = np.column_stack(scores)
         alpha = float(path.alphas[np.argmin(cv_scores.mean(axis=1))])  # ties: the larger
-        if self.cv is None:
+        if own:
             training = self._train(p, warm=self._warm_binaries(p))
         final = self._warm_decoder(clone(decoder).set_params(alpha=alpha), p)
         self._set_fitted(p, training, self._fit_decoder(final, training, p))
