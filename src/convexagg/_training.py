@@ -189,34 +189,49 @@ def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routin
 def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
     """The binaries and the outputs the decoder is fitted on (see the module docstring).
 
-    ``warm``: binaries fitted before, one per column, refitted in place (a
-    learner's own ``warm_start`` then applies); only used when the binaries
-    are trained on all rows.
+    ``log``: a :class:`~convexagg._utils.Reporter`, told of each stage and
+    each binary trained. ``warm``: binaries fitted before, one per column,
+    refitted in place (a learner's own ``warm_start`` then applies); only used
+    when the binaries are trained on all rows.
     """
     M = p.code.shape[1]
     if cv == "prefit":
         return Training([learners], predict_binaries(learners, p.X, p.output, n_jobs), slice(None))
     if in_sample(cv):
         log(f"training {M} binary classifiers")
-        estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, p.output)
+        done = log.tasks(M, M, lambda k: f"binaries: {k} of {M} trained")
+        estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, done, p.output)
         return Training([estimators], Q, slice(None))
-    members, Q, rows, tests = out_of_fold(p, learners, cv, n_jobs, keep=ensemble)
-    log(f"out-of-fold outputs: {len(tests)} folds x {M} binary classifiers")
+    members, Q, rows, tests = out_of_fold(p, learners, cv, n_jobs, keep=ensemble, log=log)
     if ensemble:
         return Training(members, Q, rows, tests=tests)
     log(f"training {M} binary classifiers on all rows")
-    estimators = _fit_all(fit_binaries, p, learners, n_jobs, warm)
+    done = log.tasks(M, M, lambda k: f"binaries on all rows: {k} of {M} trained")
+    estimators = _fit_all(fit_binaries, p, learners, n_jobs, warm, done)
     return Training([estimators], Q, rows)
 
 
-def out_of_fold(p, learners, cv, n_jobs, keep):
-    """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``."""
+def _fold_lines(n_folds, M):
+    def describe(done):
+        f, k = divmod(done - 1, M)
+        return f"binaries: fold {f + 1} of {n_folds}, {k + 1} of {M} trained"
+
+    return describe
+
+
+def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
+    """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``;
+    ``log``: a :class:`~convexagg._utils.Reporter` told of each fold's binaries."""
     if isinstance(cv, numbers.Integral) and cv > len(p.y):
         raise ValueError(
             f"cv={cv} folds need at least {cv} training samples, got {len(p.y)}; "
             "pass fewer folds or cv='in_sample' (weights fit on in-sample outputs)"
         )
     splits = list(check_cv(cv, p.y, classifier=True).split(p.X, p.y, **p.split_params))
+    M, done = p.code.shape[1], None
+    if log is not None:
+        log(f"out-of-fold outputs: {len(splits)} folds x {M} binary classifiers")
+        done = log.tasks(len(splits) * M, M, _fold_lines(len(splits), M))
     members, Q, covered = fold_binaries(
         learners,
         p.X,
@@ -228,6 +243,7 @@ def out_of_fold(p, learners, cv, n_jobs, keep):
         p.seeds,
         _per_column_params(p),
         keep=keep,
+        progress=done,
     )
     return members, Q, np.flatnonzero(covered), [test for _, test in splits]
 
@@ -257,7 +273,7 @@ def _per_column_params(p):
     return first if all(d is first for d in p.learner_params) else list(p.learner_params)
 
 
-def _fit_all(fit, p, learners, n_jobs, warm, *output):
+def _fit_all(fit, p, learners, n_jobs, warm, progress, *output):
     return fit(
         learners,
         p.X,
@@ -268,6 +284,7 @@ def _fit_all(fit, p, learners, n_jobs, warm, *output):
         seeds=p.seeds,
         fit_params=_per_column_params(p),
         warm=warm,
+        progress=progress,
     )
 
 

@@ -36,7 +36,7 @@ from ._training import (
     routing,
     train,
 )
-from ._utils import restore_on_failure
+from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, make_code
 from .decoders import ConvexDecoder
@@ -164,8 +164,13 @@ default="ovo"
         in every fold); an int makes ``fit`` reproducible. A cross-validation
         splitter passed as ``cv`` keeps its own seed.
     verbose : int, default=0
-        ``> 0``: one line per stage of ``fit`` (and the decoder's per-iteration
-        lines, for decoders with ``verbose``).
+        As in scikit-learn: 0 is silent; 1 prints a line per stage of ``fit``
+        (the binaries: fold by fold, how many are trained and the time elapsed;
+        the decoder: for :class:`ConvexDecoder`, its iterations and final
+        objective) and, where standard error is a terminal and tqdm is
+        installed, a progress bar over the binaries; 2 and above add a line
+        per binary and the solver's line per iteration. The decoder gets this
+        level where it has a ``verbose`` parameter.
     warm_start : bool, default=False
         Refit reusing the previous fit when the classes and the code are the
         same: its binaries are refitted in place rather than cloned afresh (a
@@ -402,7 +407,7 @@ default="ovo"
             self.cv,
             self._ensembled(),
             self.n_jobs,
-            self._log,
+            Reporter(type(self).__name__, self.verbose),
             warm,
         )
 

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._training import check_learners, in_sample, subproblem
 from ._training import train as train_binaries
-from ._utils import progress, restore_on_failure
+from ._utils import Reporter, progress, restore_on_failure
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
@@ -207,7 +207,8 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         training rows (``cv="in_sample"``: the paper's protocol, honestly validated)."""
         fold = subproblem(p, train)
         learners = check_learners(self._learners(), p.code.shape[1], False)[0]
-        training = train_binaries(fold, learners, "in_sample", False, self.n_jobs, self._log)
+        log = Reporter(type(self).__name__, self.verbose)
+        training = train_binaries(fold, learners, "in_sample", False, self.n_jobs, log)
         members = training.members[0]
         return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
 

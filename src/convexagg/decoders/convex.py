@@ -118,8 +118,10 @@ class ConvexDecoder(BaseDecoder):
         code and intercept setting (e.g. along a path of ``alpha``), by the
         solver's warm-start policy, instead of its ``init``.
     verbose : int, default=0
-        Print one line per solver iteration (objective and convergence
-        measure) when ``> 0``.
+        As in scikit-learn: 0 is silent; 1 prints one line when the weights are
+        fitted (solver iterations, final objective, converged or not); 2 and
+        above also one line per solver iteration (objective and convergence
+        measure).
     tol, max_iter, newton, dtype, init, subgradient_iter : deprecated
         The solver settings of version 0.1; set them on the solver object
         instead (``solver=InteriorPoint(tol=...)``). Given, they mean what they
@@ -346,7 +348,7 @@ class ConvexDecoder(BaseDecoder):
             )
 
     def _callback(self):
-        if not self.verbose:
+        if self.verbose < 2:
             return None
 
         def report(record):
@@ -383,6 +385,13 @@ class ConvexDecoder(BaseDecoder):
         if objective_value is None:
             objective_value = result.history["objective"][-1]
         self.objective_ = float(objective_value)
+        if self.verbose:
+            state = "converged" if self.converged_ else "not converged"
+            print(
+                f"[ConvexDecoder] weights: {self.n_iter_} iterations, final objective "
+                f"{self.objective_:.6g}, {state}",
+                flush=True,
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba", sample_weight=None):
