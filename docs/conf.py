@@ -38,7 +38,11 @@ threadpool_limits(limits=1)
 project = "convexagg"
 author = "the convexagg developers"
 copyright = "2026, the convexagg developers"
-release = convexagg.__version__
+# The version is written once, in pyproject.toml; read from there, the site never shows
+# the stale metadata of an older install (convexagg.__version__ reads the installed one).
+release = re.search(
+    r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M
+).group(1)
 version = release
 
 extensions = [
