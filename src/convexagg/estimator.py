@@ -36,6 +36,7 @@ from ._training import (
     routing,
     train,
 )
+from ._docstrings import fill_doc
 from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, make_code
@@ -110,6 +111,7 @@ def _decoder_has(attr):
     return check
 
 
+@fill_doc
 class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Multiclass classifier from binary classifiers, a code matrix and a decoder.
 
@@ -120,63 +122,17 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier, or list of classifiers, default=None
-        Binary learner, cloned for each column; ``LogisticRegression()`` when
-        None. A list holds one learner per code column (a different learner
-        per binary problem, as MATLAB's ``fitcecoc`` allows), or, with
-        ``cv="prefit"``, one fitted binary classifier per column, trained with
-        the positive side as its larger class label (``1`` or ``True``). The
-        outputs are ``predict_proba`` if every learner has one, else
-        ``decision_function`` margins.
-    code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or array-like, \
-default="ovo"
-        Code matrix or its name; see :func:`convexagg.codes.make_code`. An array
-        has shape ``(n_classes, n_classifiers)`` with rows in the order of
-        ``classes_`` (sorted labels).
+    %(estimator)s
+    %(code)s
     decoder : decoder, default=None
         Aggregation method with ``fit(Q, y, code, output)``; cloned.
         ``ConvexDecoder()`` when None.
-    cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default=5
-        Which binary outputs the decoder is fitted on. An int (folds of
-        ``StratifiedKFold``) or a splitter: out-of-fold outputs, which look
-        like the outputs the binaries give at test time (see ``ensemble``).
-        "in_sample": the outputs of binaries trained on all rows, on those same
-        rows (the paper's protocol: one set of binaries, but their outputs on
-        their own training rows are more confident than at test time, and
-        weights fitted on them give overconfident probabilities; QUALITY.md
-        measures it). "prefit": ``estimator`` holds already-fitted binaries and
-        only the decoder is fitted. None means "in_sample" with a
-        ``FutureWarning`` (its name before 0.2; in scikit-learn ``cv=None`` is
-        5 folds, and it will be here in 0.3).
-    ensemble : bool or "auto", default="auto"
-        With out-of-fold outputs: keep the binaries of every fold and average
-        the members' predictions (``True``, as ``CalibratedClassifierCV`` does:
-        the test-time outputs come from the models whose outputs the decoder
-        was fitted on), or refit the binaries on all rows (``False``). "auto"
-        is True. Setting it with ``cv="in_sample"`` or ``"prefit"`` raises.
-    n_jobs : int, default=None
-        Jobs for training and predicting the binaries (joblib). Under
-        ``joblib.parallel_config(backend="dask")`` (with a ``distributed``
-        client) the binary problems are trained on the Dask workers.
-    random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the binary learners' own ``random_state``
-        parameters where those are left at None (one seed per column, the same
-        in every fold); an int makes ``fit`` reproducible. A cross-validation
-        splitter passed as ``cv`` keeps its own seed.
-    verbose : int, default=0
-        As in scikit-learn: 0 is silent; 1 prints a line per stage of ``fit``
-        (the binaries: fold by fold, how many are trained and the time elapsed;
-        the decoder: for :class:`ConvexDecoder`, its iterations and final
-        objective) and, where standard error is a terminal and tqdm is
-        installed, a progress bar over the binaries; 2 and above add a line
-        per binary and the solver's line per iteration. The decoder gets this
-        level where it has a ``verbose`` parameter.
-    warm_start : bool, default=False
-        Refit reusing the previous fit when the classes and the code are the
-        same: its binaries are refitted in place rather than cloned afresh (a
-        learner's own ``warm_start`` then continues from its solution), and a
-        decoder with ``warm_start`` starts from its previous solution. Binaries
-        fitted per fold are always fresh.
+    %(cv)s
+    %(ensemble)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
 
     Attributes
     ----------
@@ -696,6 +652,7 @@ def _shared_decoder_parameters(estimator_cls):
     return [name for name in estimator_cls._get_param_names() if name in decoder]
 
 
+@fill_doc
 class ConvexAggregationClassifier(CodeMatrixClassifier):
     """The paper's method as one estimator: binaries plus :class:`ConvexDecoder`.
 
@@ -708,41 +665,21 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
 
     Parameters
     ----------
-    estimator : classifier, or list of fitted binary classifiers, default=None
-        Binary learner (``LogisticRegression()`` when None); see
-        :class:`CodeMatrixClassifier`.
-    code : str or array-like, default="ovo"
-        Code matrix or its name; see :class:`CodeMatrixClassifier`.
-    alpha : float, default=1e-4
-        Regularisation strength (the paper's lambda), as in :class:`ConvexDecoder`.
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-        The discrepancy, as in :class:`ConvexDecoder`.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        As in :class:`ConvexDecoder`.
-    l1_ratio : float, default=None
-        As in :class:`ConvexDecoder`.
-    fit_intercept : bool, default=False
-        A free intercept per class, as in :class:`ConvexDecoder`.
-    solver : str or SolverConfig, default="auto"
-        How the weights are fitted, as in :class:`ConvexDecoder`.
-    cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default=5
-        Which binary outputs the weights are fitted on: out-of-fold by default;
-        "in_sample" is the paper's protocol (in-sample outputs). See
-        :class:`CodeMatrixClassifier`.
-    ensemble : bool or "auto", default="auto"
-        With out-of-fold outputs, keep the fold binaries as an ensemble; see
-        :class:`CodeMatrixClassifier`.
-    n_jobs : int, default=None
-        Jobs for training and predicting the binaries (joblib).
-    random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the binary learners.
-    verbose : int, default=0
-        Progress lines for the stages of ``fit`` and the solver's iterations.
-    warm_start : bool, default=False
-        Refit from the previous fit's binaries and weights; see
-        :class:`CodeMatrixClassifier`.
-    tol, max_iter, newton, dtype, init : deprecated
-        The solver settings of version 0.1, as in :class:`ConvexDecoder`.
+    %(estimator)s
+    %(code)s
+    %(alpha)s
+    %(loss)s
+    %(penalty)s
+    %(l1_ratio)s
+    %(fit_intercept)s
+    %(solver)s
+    %(cv)s
+    %(ensemble)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
+    %(deprecated_solver_settings)s
 
     Attributes
     ----------

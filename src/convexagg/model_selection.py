@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._training import check_learners, in_sample, subproblem
 from ._training import train as train_binaries
+from ._docstrings import fill_doc
 from ._utils import Reporter, progress, restore_on_failure
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
@@ -38,6 +39,7 @@ def default_alphas(n_alphas=13):
     return np.logspace(-6, 0, n_alphas)
 
 
+@fill_doc
 class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     """Convex aggregation with ``alpha`` chosen by cross-validated log-loss.
 
@@ -69,44 +71,25 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
 
     Parameters
     ----------
-    estimator : classifier, or list of fitted binary classifiers, default=None
-        Binary learner, cloned for every column and fold
-        (``LogisticRegression()`` when None).
-    code : str or array-like, default="ovo"
-        Code matrix or its name, see :class:`CodeMatrixClassifier`.
+    %(estimator)s
+    %(code)s
     alphas : int or array-like, default=13
         Grid of regularisation strengths, or its size ``n`` for
         ``np.logspace(-6, 0, n)`` (:func:`default_alphas`).
     alpha_cv : int, cross-validation generator or iterable, default=5
         Folds on which each ``alpha`` is scored (``StratifiedKFold`` for an int).
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-        The discrepancy, as in :class:`ConvexDecoder`.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        As in :class:`ConvexDecoder`.
-    l1_ratio : float, default=None
-        As in :class:`ConvexDecoder`.
-    fit_intercept : bool, default=False
-        As in :class:`ConvexDecoder`.
-    solver : str or SolverConfig, default="auto"
-        As in :class:`ConvexDecoder`.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
-        Which binary outputs the weights are fitted on, as in
-        :class:`ConvexAggregationClassifier`.
-    ensemble : bool or "auto", default="auto"
-        With out-of-fold outputs, keep the fold binaries as an ensemble; see
-        :class:`CodeMatrixClassifier`.
-    n_jobs : int, default=None
-        Jobs for training and predicting the binaries (joblib).
-    random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the binary learners (one seed per column, the
-        same in every fold).
-    verbose : int, default=0
-        One line per fold (and the stages of ``fit``).
-    warm_start : bool, default=False
-        Refit from the previous fit's binaries and weights; see
-        :class:`CodeMatrixClassifier`.
-    tol, max_iter, newton, dtype, init : deprecated
-        The solver settings of version 0.1, as in :class:`ConvexDecoder`.
+    %(loss)s
+    %(penalty)s
+    %(l1_ratio)s
+    %(fit_intercept)s
+    %(solver)s
+    %(cv)s
+    %(ensemble)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
+    %(deprecated_solver_settings)s
 
     Attributes
     ----------

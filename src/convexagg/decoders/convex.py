@@ -24,6 +24,7 @@ from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
 from ..solvers import SolverResult, continuation, resolve_solver, tau_schedule
 from ..solvers.config import LEGACY_CONSTRAINTS, SOLVER_CONSTRAINT, legacy_solver
+from .._docstrings import fill_doc
 from .base import BaseDecoder, check_fit_inputs
 
 __all__ = ["FORMULATIONS", "ConvexDecoder"]
@@ -31,6 +32,7 @@ __all__ = ["FORMULATIONS", "ConvexDecoder"]
 FORMULATIONS = ("likelihood", "large_margin", "stiffness")
 
 
+@fill_doc
 class ConvexDecoder(BaseDecoder):
     """Convex aggregation of binary classifiers (the paper's method).
 
@@ -87,41 +89,26 @@ class ConvexDecoder(BaseDecoder):
 
     Parameters
     ----------
-    alpha : float, default=1e-4
-        Regularisation strength (the paper's lambda); ``>= 0``. The penalty is
-        ``alpha/2 |w|^2`` (``"l2"``), ``alpha sum(w)`` (``"l1"``), or
-        ``alpha (l1_ratio sum(w) + (1 - l1_ratio)/2 |w|^2)`` (``"elasticnet"``,
-        as in scikit-learn); see :class:`~convexagg.aggregation.Penalty`.
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-        Discrepancy ``d``; see :mod:`convexagg.losses` for which binary outputs
-        (probabilities or margins) each accepts.
+    %(alpha)s
+    %(loss)s
     formulation : {"likelihood", "large_margin", "stiffness"}, default="likelihood"
         Training criterion, see above.
     tau : float, default=None
         Final stiffness for ``formulation="stiffness"`` (``> 0``; 100 when
         None). Setting it for another formulation raises.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        With ``w >= 0`` the L1 term is linear, so the same solvers solve all three.
-    l1_ratio : float, default=None
-        L1 share of the elastic net, in ``[0, 1]`` (0.5 when None); setting it
-        for another penalty raises.
-    fit_intercept : bool, default=False
-        Add a free intercept per class to ``rho`` (scikit-learn's name). The
-        intercepts carry the L2 term (at least 1e-6; they are unique only up to
-        a common constant otherwise) and are fitted with the weights by the
-        same solvers.
-    solver : {"auto", "projected_newton", "interior_point", "lbfgsb", \
-"projected_subgradient"} or SolverConfig, default="auto"
-        How the weights are fitted, see above.
+    %(penalty)s
+    %(l1_ratio)s
+    %(fit_intercept)s
+    %(solver)s
     warm_start : bool, default=False
         Start from the previous fit's solution when refitting with the same
         code and intercept setting (e.g. along a path of ``alpha``), by the
         solver's warm-start policy, instead of its ``init``.
     verbose : int, default=0
-        As in scikit-learn: 0 is silent; 1 prints one line when the weights are
-        fitted (solver iterations, final objective, converged or not); 2 and
-        above also one line per solver iteration (objective and convergence
-        measure).
+        Progress messages, at scikit-learn's levels: 0 is silent; 1 prints
+        one line when the weights are fitted (solver iterations, final
+        objective, converged or not); 2 and above also one line per solver
+        iteration (objective and convergence measure).
     tol, max_iter, newton, dtype, init, subgradient_iter : deprecated
         The solver settings of version 0.1; set them on the solver object
         instead (``solver=InteriorPoint(tol=...)``). Given, they mean what they
