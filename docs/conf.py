@@ -50,6 +50,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
+    "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -72,6 +73,9 @@ exclude_patterns = [
 ]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# the right-hand menu shows "fit", not "ConvexAggregationClassifierCV.fit"
+toc_object_entries_show_parents = "hide"
 
 # -- autodoc, autosummary, numpydoc --------------------------------------------------------
 
@@ -100,6 +104,24 @@ def _hide_deprecated_keywords(app, what, name, obj, options, signature, return_a
     if what != "class" or not signature or "'deprecated'" not in signature:
         return None
     return str(public_signature(obj)), return_annotation
+
+
+# -- intersphinx: links to scikit-learn, NumPy and SciPy, offline ------------------------------
+# The build machine and CI have no network: the inventories are files of the repository,
+# written from the installed packages by docs/scripts/make_inventories.py (which says how
+# the addresses are derived). A missing file leaves those names as code, without a warning.
+
+_INVENTORIES = {
+    "sklearn": "https://scikit-learn.org/stable/",
+    "numpy": "https://numpy.org/doc/stable/",
+    "scipy": "https://docs.scipy.org/doc/scipy/",
+}
+intersphinx_mapping = {
+    name: (url, str(DOCS / "_inventories" / f"{name}-objects.inv"))
+    for name, url in _INVENTORIES.items()
+    if (DOCS / "_inventories" / f"{name}-objects.inv").is_file()
+}
+intersphinx_timeout = 1
 
 
 # -- sphinx-gallery ------------------------------------------------------------------------

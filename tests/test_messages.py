@@ -62,7 +62,9 @@ def test_a_short_binary_output_is_named_at_fit(iris, Learner, cv):
 
 def test_a_short_binary_output_is_named_at_predict(iris):
     X, y = iris
-    clf = ConvexAggregationClassifier(_ShortProba(only_new=True), code="ovr", cv="in_sample").fit(X, y)
+    clf = ConvexAggregationClassifier(_ShortProba(only_new=True), code="ovr", cv="in_sample").fit(
+        X, y
+    )
     with pytest.raises(ValueError, match="returned 9 outputs for 10 samples"):
         clf.predict_proba(X[:10])
 

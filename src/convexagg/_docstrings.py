@@ -18,7 +18,7 @@ PARAMETERS = {
     "estimator": """\
 estimator : classifier, or list of classifiers, default=None
     Binary learner, cloned for each code column (and each fold);
-    ``LogisticRegression()`` when None. A list holds one learner per code
+    :class:`~sklearn.linear_model.LogisticRegression` when None. A list holds one learner per code
     column (a different learner per binary problem, as MATLAB's ``fitcecoc``
     allows), or, with ``cv="prefit"``, one fitted binary classifier per
     column, trained with the positive side as its larger class label (``1``
@@ -34,9 +34,9 @@ array-like, default="ovo"
     "cv": """\
 cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default=5
     Which binary outputs the weights (the decoder) are fitted on. An int
-    (folds of ``StratifiedKFold``) or a splitter: out-of-fold outputs, which
-    look like the outputs the binaries give at test time (see
-    ``ensemble``). "in_sample": the outputs of binaries trained on all
+    (folds of :class:`~sklearn.model_selection.StratifiedKFold`) or a
+    splitter: out-of-fold outputs, which look like the outputs the binaries
+    give at test time (see ``ensemble``). "in_sample": the outputs of binaries trained on all
     rows, on those same rows (the paper's protocol: one set of binaries,
     but their outputs on their own training rows are more confident than at
     test time, and weights fitted on them give overconfident probabilities;
@@ -47,7 +47,8 @@ cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default
     "ensemble": """\
 ensemble : bool or "auto", default="auto"
     With out-of-fold outputs: keep the binaries of every fold and average
-    the members' predictions (``True``, as ``CalibratedClassifierCV`` does:
+    the members' predictions (``True``, as
+    :class:`~sklearn.calibration.CalibratedClassifierCV` does:
     the test-time outputs come from the models whose outputs the decoder
     was fitted on), or refit the binaries on all rows (``False``). "auto"
     is True. Setting it with ``cv="in_sample"`` or ``"prefit"`` raises.""",

@@ -25,6 +25,7 @@ from sklearn.utils.validation import (
 )
 
 from ._dask import is_dask_array, map_row_blocks
+from ._docstrings import fill_doc
 from ._training import (
     Problem,
     Training,
@@ -36,7 +37,6 @@ from ._training import (
     routing,
     train,
 )
-from ._docstrings import fill_doc
 from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, make_code

@@ -9,9 +9,9 @@ from sklearn.base import _fit_context, clone
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
+from ._docstrings import fill_doc
 from ._training import check_learners, in_sample, subproblem
 from ._training import train as train_binaries
-from ._docstrings import fill_doc
 from ._utils import Reporter, progress, restore_on_failure
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier

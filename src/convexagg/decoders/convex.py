@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
+from .._docstrings import fill_doc
 from ..aggregation import (
     PENALTIES,
     BlockedObjective,
@@ -24,7 +25,6 @@ from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
 from ..solvers import SolverResult, continuation, resolve_solver, tau_schedule
 from ..solvers.config import LEGACY_CONSTRAINTS, SOLVER_CONSTRAINT, legacy_solver
-from .._docstrings import fill_doc
 from .base import BaseDecoder, check_fit_inputs
 
 __all__ = ["FORMULATIONS", "ConvexDecoder"]
