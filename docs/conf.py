@@ -7,6 +7,7 @@ it without running the gallery, as CI does.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from pathlib import Path
@@ -180,9 +181,10 @@ _LINKS = {
     "](CONTRIBUTING.md)": "](contributing.md)",
     "](QUALITY.md)": "](quality.md)",
     "](LICENSE)": "](citing.rst)",
+    "](docs/_static/": "](_static/",  # figures of pages at the site's root (QUALITY.md)
 }
-# QUALITY.md (the probability-quality benchmark's report) is shown, under the
-# benchmarks page, once the repository has it.
+# QUALITY.md (the probability-quality benchmark's report, "Which settings give the best
+# probabilities") leads the site's table of contents once the repository has it.
 HAS_QUALITY = (ROOT / "QUALITY.md").is_file()
 if HAS_QUALITY:
     ROOT_PAGES["quality"] = "QUALITY.md"
@@ -203,8 +205,6 @@ def _root_markdown(app, docname, source):
         text = text.replace(old, new)
     if "/" not in docname:  # a page at the site's root: its neighbours are beside it
         text = text.replace("](../benchmarks.md)", "](benchmarks.md)")
-    if docname == "benchmarks" and HAS_QUALITY:
-        text += "\n\n```{toctree}\n:hidden:\n\nquality\n```\n"
     source[0] = text
 
 
@@ -224,7 +224,44 @@ html_show_sourcelink = False
 html_copy_source = False
 
 
+_BACKLINK = re.compile(
+    r'(<a class="viewcode-back" href=")([^"#]*generated/([^"#/]+)\.html)#([^"]+)"'
+)
+
+
+def _backlink(page, match):
+    """The back-link of ``match`` (on the source page ``page``) with a working anchor."""
+    start, href, obj, anchor = match.groups()
+    target = (page.parent / href).resolve()
+    if not target.is_file() or f'id="{anchor}"' in target.read_text(encoding="utf-8"):
+        return match.group(0)
+    short = obj.rsplit(".", 1)[-1]
+    tail = anchor.split(f".{short}", 1)[1] if f".{short}" in anchor else ""
+    return f'{start}{href}#{obj}{tail}"'
+
+
+def _repair_viewcode_backlinks(app, exception):
+    """Point the "[docs]" links of the source pages at the objects' anchors.
+
+    viewcode keeps one module prefix per source module for all its back-links
+    (the prefix of the first object of that module it met), so when a module's
+    objects are documented under two names -- ``convexagg.make_code`` beside
+    ``convexagg.codes.one_vs_rest`` -- the others link to an anchor that does not
+    exist. An API page documents one object, named like the page: the anchor is
+    the page's name plus what follows the object's own name (a method).
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in (out / "_modules").rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        fixed = _BACKLINK.sub(functools.partial(_backlink, page), text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+
+
 def setup(app):
+    app.connect("build-finished", _repair_viewcode_backlinks)
     app.connect("autodoc-skip-member", _skip_sklearn_members)
     app.connect("autodoc-process-signature", _hide_deprecated_keywords)
     app.connect("source-read", _root_markdown)
