@@ -219,7 +219,7 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "getting_started": [], "citing": []}
+html_sidebars = {"index": [], "quality": [], "getting_started": [], "citing": []}
 html_show_sourcelink = False
 html_copy_source = False
 
