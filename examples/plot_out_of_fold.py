@@ -70,7 +70,7 @@ for name, model in models.items():
 # In the diagram, the in-sample weights are over-confident (below the
 # diagonal); the ensemble's averaged probabilities lean the other way (above
 # it), and the refitted trees lie closest to it.
-fig, ax = plt.subplots(figsize=(9, 5), layout="constrained")
+fig, ax = plt.subplots(figsize=(6.4, 5.6), layout="constrained")
 for name, model in models.items():
     ReliabilityDisplay.from_estimator(
         model, X_test, y_test, n_bins=10, name=name, ax=ax

@@ -79,7 +79,7 @@ for name, model in models.items():
 # The three models on one diagram; the marker area is the share of the test
 # samples in the bin. Most test samples get a confidence near 1, so the bins
 # at the right carry most of the weight.
-fig, ax = plt.subplots(figsize=(9, 5), layout="constrained")
+fig, ax = plt.subplots(figsize=(6.4, 5.6), layout="constrained")
 for name, model in models.items():
     ReliabilityDisplay.from_estimator(
         model, X_test, y_test, n_bins=10, name=name, ax=ax
