@@ -49,7 +49,7 @@ class _ShortMargin(_Short):
 
 
 @pytest.mark.parametrize("Learner", [_ShortProba, _ShortMargin])
-@pytest.mark.parametrize("cv", [None, 3])
+@pytest.mark.parametrize("cv", ["in_sample", 3])
 def test_a_short_binary_output_is_named_at_fit(iris, Learner, cv):
     loss = "logistic" if Learner is _ShortMargin else "cross_entropy"
     clf = CodeMatrixClassifier(Learner(), code="ovr", decoder=ConvexDecoder(loss=loss), cv=cv)
