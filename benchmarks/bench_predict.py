@@ -12,7 +12,7 @@ weights, a softmax (``floor`` below), in the dtype of the outputs. The convex de
 the floor are timed interleaved (one call of each per round, ``--decode-repeat``
 rounds), so their ratios come from the same minutes; best and median are
 reported. End to end: ``ConvexAggregationClassifier`` with
-``make_pipeline(StandardScaler(), LogisticRegression())`` binaries (``cv=None``,
+``make_pipeline(StandardScaler(), LogisticRegression())`` binaries (``cv="in_sample"``,
 the paper's protocol: one set of binaries), ``predict_proba`` of the 2,000 test
 rows of ``X`` (the binaries' stacked-linear product and the decode).
 GBTM (``BradleyTerryDecoder``) and WMAP (``WMAPDecoder(weights="n_samples")``,
@@ -107,7 +107,7 @@ def main():
     X_te = data["X_test"]
     pipes = {
         name: ConvexAggregationClassifier(
-            make_pipeline(StandardScaler(), LogisticRegression()), cv=None, solver=solver
+            make_pipeline(StandardScaler(), LogisticRegression()), cv="in_sample", solver=solver
         ).fit(data["X"], y)
         for name, solver in [("float64", "auto"), ("float32", ProjectedNewton(dtype="float32"))]
     }

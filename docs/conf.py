@@ -7,6 +7,7 @@ it without running the gallery, as CI does.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from pathlib import Path
@@ -27,7 +28,7 @@ for _module in ("sphinx_gallery", "numpydoc", "myst_parser", "pydata_sphinx_them
 from sphinx_gallery.sorting import ExplicitOrder  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402  (scikit-learn's dependency)
 
-import convexagg  # noqa: E402  (after the check above)
+from convexagg._docstrings import public_signature  # noqa: E402  (after the check above)
 
 # The gallery fits many small models in this process. On a few shared cores the
 # BLAS threads of such small products only contend with one another (a
@@ -38,7 +39,11 @@ threadpool_limits(limits=1)
 project = "convexagg"
 author = "the convexagg developers"
 copyright = "2026, the convexagg developers"
-release = convexagg.__version__
+# The version is written once, in pyproject.toml; read from there, the site never shows
+# the stale metadata of an older install (convexagg.__version__ reads the installed one).
+release = re.search(
+    r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M
+).group(1)
 version = release
 
 extensions = [
@@ -46,6 +51,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
+    "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -68,6 +74,9 @@ exclude_patterns = [
 ]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# the right-hand menu shows "fit", not "ConvexAggregationClassifierCV.fit"
+toc_object_entries_show_parents = "hide"
 
 # -- autodoc, autosummary, numpydoc --------------------------------------------------------
 
@@ -88,6 +97,32 @@ def _skip_sklearn_members(app, what, name, obj, skip, options):
     if _REQUEST.match(name) or module.startswith("sklearn."):
         return True
     return None
+
+
+def _hide_deprecated_keywords(app, what, name, obj, options, signature, return_annotation):
+    """Show a class without its deprecated keywords (they still work; the
+    Parameters section says how to replace them)."""
+    if what != "class" or not signature or "'deprecated'" not in signature:
+        return None
+    return str(public_signature(obj)), return_annotation
+
+
+# -- intersphinx: links to scikit-learn, NumPy and SciPy, offline ------------------------------
+# The build machine and CI have no network: the inventories are files of the repository,
+# written from the installed packages by docs/scripts/make_inventories.py (which says how
+# the addresses are derived). A missing file leaves those names as code, without a warning.
+
+_INVENTORIES = {
+    "sklearn": "https://scikit-learn.org/stable/",
+    "numpy": "https://numpy.org/doc/stable/",
+    "scipy": "https://docs.scipy.org/doc/scipy/",
+}
+intersphinx_mapping = {
+    name: (url, str(DOCS / "_inventories" / f"{name}-objects.inv"))
+    for name, url in _INVENTORIES.items()
+    if (DOCS / "_inventories" / f"{name}-objects.inv").is_file()
+}
+intersphinx_timeout = 1
 
 
 # -- sphinx-gallery ------------------------------------------------------------------------
@@ -149,9 +184,10 @@ _LINKS = {
     "](CONTRIBUTING.md)": "](contributing.md)",
     "](QUALITY.md)": "](quality.md)",
     "](LICENSE)": "](citing.rst)",
+    "](docs/_static/": "](_static/",  # figures of pages at the site's root (QUALITY.md)
 }
-# QUALITY.md (the probability-quality benchmark's report) is shown, under the
-# benchmarks page, once the repository has it.
+# QUALITY.md (the probability-quality benchmark's report, "Which settings give the best
+# probabilities") leads the site's table of contents once the repository has it.
 HAS_QUALITY = (ROOT / "QUALITY.md").is_file()
 if HAS_QUALITY:
     ROOT_PAGES["quality"] = "QUALITY.md"
@@ -172,8 +208,6 @@ def _root_markdown(app, docname, source):
         text = text.replace(old, new)
     if "/" not in docname:  # a page at the site's root: its neighbours are beside it
         text = text.replace("](../benchmarks.md)", "](benchmarks.md)")
-    if docname == "benchmarks" and HAS_QUALITY:
-        text += "\n\n```{toctree}\n:hidden:\n\nquality\n```\n"
     source[0] = text
 
 
@@ -188,11 +222,49 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "getting_started": [], "citing": []}
+html_sidebars = {"index": [], "quality": [], "getting_started": [], "citing": []}
 html_show_sourcelink = False
 html_copy_source = False
 
 
+_BACKLINK = re.compile(
+    r'(<a class="viewcode-back" href=")([^"#]*generated/([^"#/]+)\.html)#([^"]+)"'
+)
+
+
+def _backlink(page, match):
+    """The back-link of ``match`` (on the source page ``page``) with a working anchor."""
+    start, href, obj, anchor = match.groups()
+    target = (page.parent / href).resolve()
+    if not target.is_file() or f'id="{anchor}"' in target.read_text(encoding="utf-8"):
+        return match.group(0)
+    short = obj.rsplit(".", 1)[-1]
+    tail = anchor.split(f".{short}", 1)[1] if f".{short}" in anchor else ""
+    return f'{start}{href}#{obj}{tail}"'
+
+
+def _repair_viewcode_backlinks(app, exception):
+    """Point the "[docs]" links of the source pages at the objects' anchors.
+
+    viewcode keeps one module prefix per source module for all its back-links
+    (the prefix of the first object of that module it met), so when a module's
+    objects are documented under two names -- ``convexagg.make_code`` beside
+    ``convexagg.codes.one_vs_rest`` -- the others link to an anchor that does not
+    exist. An API page documents one object, named like the page: the anchor is
+    the page's name plus what follows the object's own name (a method).
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in (out / "_modules").rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        fixed = _BACKLINK.sub(functools.partial(_backlink, page), text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+
+
 def setup(app):
+    app.connect("build-finished", _repair_viewcode_backlinks)
     app.connect("autodoc-skip-member", _skip_sklearn_members)
+    app.connect("autodoc-process-signature", _hide_deprecated_keywords)
     app.connect("source-read", _root_markdown)

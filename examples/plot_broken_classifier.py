@@ -35,8 +35,13 @@ print(code)  # columns: classes 0 vs 1, 0 vs 2, 1 vs 2 (the broken one)
 # why the paper's 0.94 is a rare one under our reading of its generator.
 equal = LossBasedDecoder().fit(Q, y, code)
 learned = ConvexDecoder(solver="interior_point").fit(Q, y, code)
-for name, decoder in [("loss-based (equal weights)", equal), ("convex aggregation", learned)]:
-    print(f"{name:28s} training accuracy {np.mean(decoder.predict(Q) == y):.3f}")
+for name, decoder in [
+    ("loss-based (equal weights)", equal),
+    ("convex aggregation", learned),
+]:
+    print(
+        f"{name:28s} training accuracy {np.mean(decoder.predict(Q) == y):.3f}"
+    )
 print("learned weights", learned.weights_.round(4).tolist())
 
 # %%
@@ -45,7 +50,9 @@ print("learned weights", learned.weights_.round(4).tolist())
 # The third column -- the broken classifier -- gets a weight near zero: the
 # aggregation has switched it off, and classes 1 and 2 are told apart by what
 # the two working classifiers say about them.
-WeightsDisplay.from_decoder(learned, class_names=["class 0", "class 1", "class 2"])
+WeightsDisplay.from_decoder(
+    learned, class_names=["class 0", "class 1", "class 2"]
+)
 plt.show()
 
 # %%
@@ -56,12 +63,17 @@ plt.show()
 fig, ax = plt.subplots(figsize=(6, 3.2), layout="constrained")
 width = 0.38
 for shift, (name, decoder) in zip(
-    (-width / 2, width / 2), [("equal weights", equal), ("learned weights", learned)]
+    (-width / 2, width / 2),
+    [("equal weights", equal), ("learned weights", learned)],
 ):
     correct = decoder.predict(Q) == y
     per_class = [correct[y == k].mean() for k in range(3)]
     ax.bar(np.arange(3) + shift, per_class, width, label=name)
-ax.set(xticks=range(3), xticklabels=["class 0", "class 1", "class 2"], ylabel="training accuracy")
+ax.set(
+    xticks=range(3),
+    xticklabels=["class 0", "class 1", "class 2"],
+    ylabel="training accuracy",
+)
 ax.set_ylim(0, 1.22)
 ax.legend(loc="upper center", ncols=2)
 plt.show()

@@ -27,7 +27,9 @@ from convexagg import ConvexAggregationClassifier, WeightsDisplay
 from convexagg.codes import one_vs_rest
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, test_size=0.5, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
 # %%
@@ -41,7 +43,10 @@ binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 # one-vs-rest confuses most, found from its out-of-fold predictions on the
 # training part (the test part stays unseen).
 confusion = confusion_matrix(
-    y_train, cross_val_predict(ConvexAggregationClassifier(binary, code="ovr"), X_train, y_train)
+    y_train,
+    cross_val_predict(
+        ConvexAggregationClassifier(binary, code="ovr"), X_train, y_train
+    ),
 )
 rows, cols = np.triu_indices(10, k=1)
 errors = (confusion + confusion.T)[rows, cols]  # a mistaken for b or b for a
@@ -68,12 +73,15 @@ codes = {
 }
 fitted = {}
 for name, code in codes.items():
-    clf = ConvexAggregationClassifier(binary, code=code, random_state=0).fit(X_train, y_train)
+    clf = ConvexAggregationClassifier(binary, code=code, random_state=0).fit(
+        X_train, y_train
+    )
     fitted[name] = clf
     proba = clf.predict_proba(X_test)
     print(
         f"{name:22s} {clf.code_matrix_.shape[1]:3d} binary classifiers  "
-        f"accuracy {clf.score(X_test, y_test):.3f}  log-loss {log_loss(y_test, proba):.3f}"
+        f"accuracy {clf.score(X_test, y_test):.3f}  "
+        f"log-loss {log_loss(y_test, proba):.3f}"
     )
 
 # %%

@@ -24,12 +24,19 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from convexagg import CodeMatrixClassifier, ConvergenceDisplay, ConvexDecoder, HammingDecoder
+from convexagg import (
+    CodeMatrixClassifier,
+    ConvergenceDisplay,
+    ConvexDecoder,
+    HammingDecoder,
+)
 from convexagg.solvers import InteriorPoint
 
 X, y = load_digits(return_X_y=True)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-clf = CodeMatrixClassifier(binary, code="ovo", decoder=HammingDecoder()).fit(X, y)
+clf = CodeMatrixClassifier(binary, code="ovo", decoder=HammingDecoder()).fit(
+    X, y
+)
 Q = clf.predict_binary_proba(X)  # (n_samples, 45) probabilities
 code = clf.code_matrix_
 
@@ -51,7 +58,8 @@ for name, solver in solvers.items():
     seconds = time.perf_counter() - start
     fitted[name] = decoder
     print(
-        f"{name:28s} {decoder.n_iter_:4d} iterations  objective {decoder.objective_:.8f}  "
+        f"{name:28s} {decoder.n_iter_:4d} iterations  "
+        f"objective {decoder.objective_:.8f}  "
         f"converged {decoder.converged_}  ({seconds:.2f} s)"
     )
 

@@ -37,7 +37,9 @@ from sklearn.preprocessing import StandardScaler
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
 
-cluster = LocalCluster(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None)
+cluster = LocalCluster(
+    processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
+)
 client = Client(cluster)
 
 # %%
@@ -61,9 +63,14 @@ with joblib.parallel_config(backend="dask"):
 # point and the line searches take passes too).
 X_blocks = da.from_array(X, chunks=(300, -1))
 y_blocks = da.from_array(np.searchsorted(clf.classes_, y), chunks=300)
-Q = clf.predict_binary_proba(X_blocks).persist()  # (n_samples, 45), in blocks of 300 rows
+Q = clf.predict_binary_proba(
+    X_blocks
+).persist()  # (n_samples, 45), in blocks of 300 rows
 decoder = ConvexDecoder().fit(Q, y_blocks, clf.code_matrix_)
-print(f"{Q.numblocks[0]} blocks, {decoder.n_iter_} iterations, {decoder.n_passes_} passes")
+print(
+    f"{Q.numblocks[0]} blocks, {decoder.n_iter_} iterations, "
+    f"{decoder.n_passes_} passes"
+)
 
 # %%
 # The same weights as in memory

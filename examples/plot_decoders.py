@@ -35,9 +35,13 @@ from convexagg import (
 from convexagg.metrics import top_label_calibration_error
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, test_size=0.5, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-clf = CodeMatrixClassifier(binary, code="ovo", decoder=HammingDecoder()).fit(X_train, y_train)
+clf = CodeMatrixClassifier(binary, code="ovo", decoder=HammingDecoder()).fit(
+    X_train, y_train
+)
 
 # %%
 # Every decoder on the same outputs
@@ -63,7 +67,10 @@ for name, decoder in decoders.items():
     else:
         loss = ece = np.nan
     scores[name] = (accuracy, loss, ece)
-    print(f"{name:24s} accuracy {accuracy:.3f}  log-loss {loss:.3f}  ECE {ece:.3f}")
+    print(
+        f"{name:24s} accuracy {accuracy:.3f}  "
+        f"log-loss {loss:.3f}  ECE {ece:.3f}"
+    )
 
 # %%
 # The accuracies hardly differ: with one-vs-one binaries this good, every
@@ -76,7 +83,9 @@ for name, decoder in decoders.items():
 # binary outputs happen to be. The convex aggregation learns from the labels
 # how much each binary classifier counts, by maximum likelihood.
 names = [name for name in scores if not np.isnan(scores[name][1])]
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True, layout="constrained")
+fig, axes = plt.subplots(
+    1, 2, figsize=(10, 3.6), sharey=True, layout="constrained"
+)
 for ax, column, title in zip(axes, (1, 2), ("log-loss", "top-label ECE")):
     values = [scores[name][column] for name in names]
     ax.barh(names, values, color="tab:blue")

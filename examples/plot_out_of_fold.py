@@ -16,13 +16,14 @@ calibrators.
 # %%
 # Three ways to fit the weights
 # -----------------------------
-# * ``cv=None`` (the paper's protocol): outputs of the binaries on their own
-#   training rows;
-# * ``cv=5`` (the default): each row's output comes from binaries trained on the other four
-#   folds; the five sets of fold binaries are kept as an ensemble whose
-#   probabilities are averaged at prediction (``ensemble="auto"``);
-# * ``cv=5, ensemble=False``: the same out-of-fold outputs for the weights, then
-#   the binaries are refitted on all the rows.
+# * ``cv="in_sample"`` (the paper's protocol): outputs of the binaries on
+#   their own training rows;
+# * ``cv=5`` (the default): each row's output comes from binaries trained on
+#   the other four folds; the five sets of fold binaries are kept as an
+#   ensemble whose probabilities are averaged at prediction
+#   (``ensemble="auto"``);
+# * ``cv=5, ensemble=False``: the same out-of-fold outputs for the weights,
+#   then the binaries are refitted on all the rows.
 import matplotlib.pyplot as plt
 from sklearn.datasets import load_digits
 from sklearn.metrics import log_loss
@@ -32,12 +33,18 @@ from sklearn.tree import DecisionTreeClassifier
 from convexagg import ConvexAggregationClassifier, ReliabilityDisplay
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, test_size=0.5, stratify=y, random_state=0
+)
 tree = DecisionTreeClassifier(random_state=0)
 
 models = {
-    "cv=None (in-sample)": ConvexAggregationClassifier(tree, code="ovo", cv=None, random_state=0),
-    "cv=5, ensemble": ConvexAggregationClassifier(tree, code="ovo", cv=5, random_state=0),
+    "in-sample": ConvexAggregationClassifier(
+        tree, code="ovo", cv="in_sample", random_state=0
+    ),
+    "cv=5, ensemble": ConvexAggregationClassifier(
+        tree, code="ovo", cv=5, random_state=0
+    ),
     "cv=5, refitted": ConvexAggregationClassifier(
         tree, code="ovo", cv=5, ensemble=False, random_state=0
     ),
@@ -63,7 +70,9 @@ for name, model in models.items():
 # In the diagram, the in-sample weights are over-confident (below the
 # diagonal); the ensemble's averaged probabilities lean the other way (above
 # it), and the refitted trees lie closest to it.
-fig, ax = plt.subplots(figsize=(9, 5), layout="constrained")
+fig, ax = plt.subplots(figsize=(6.4, 5.6), layout="constrained")
 for name, model in models.items():
-    ReliabilityDisplay.from_estimator(model, X_test, y_test, n_bins=10, name=name, ax=ax)
+    ReliabilityDisplay.from_estimator(
+        model, X_test, y_test, n_bins=10, name=name, ax=ax
+    )
 plt.show()

@@ -23,10 +23,16 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from convexagg import ConvexAggregationClassifier, ReliabilityDisplay, WeightsDisplay
+from convexagg import (
+    ConvexAggregationClassifier,
+    ReliabilityDisplay,
+    WeightsDisplay,
+)
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, test_size=0.5, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 clf = ConvexAggregationClassifier(binary, code="ovo").fit(X_train, y_train)
 print(clf.code_matrix_.shape, "code matrix (classes x binary classifiers)")
@@ -38,13 +44,16 @@ print(clf.code_matrix_.shape, "code matrix (classes x binary classifiers)")
 # ``predict`` the most probable class.
 proba = clf.predict_proba(X_test)
 print(proba[:3].round(3))
-print(f"accuracy {clf.score(X_test, y_test):.3f}  log-loss {log_loss(y_test, proba):.3f}")
+print(
+    f"accuracy {clf.score(X_test, y_test):.3f}  "
+    f"log-loss {log_loss(y_test, proba):.3f}"
+)
 
 # %%
 # How honest are the probabilities?
 # ---------------------------------
-# A reliability diagram: per bin of the largest predicted probability, how often
-# the prediction is right. Honest probabilities lie on the diagonal.
+# A reliability diagram: per bin of the largest predicted probability, how
+# often the prediction is right. Honest probabilities lie on the diagonal.
 ReliabilityDisplay.from_estimator(clf, X_test, y_test, n_bins=10)
 plt.show()
 

@@ -35,14 +35,24 @@ from convexagg import (
 )
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, test_size=0.5, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-clf = ConvexAggregationClassifier(binary, code="ecoc", cv=None, random_state=0)
+clf = ConvexAggregationClassifier(
+    binary, code="ecoc", cv="in_sample", random_state=0
+)
 clf.fit(X_train, y_train)
 
 alphas = np.logspace(-6, 2, 17)
 display = RegularizationPathDisplay.from_estimator(
-    clf, X_train, y_train, alphas, X_val=X_test, y_val=y_test, name="sparse ECOC, digits"
+    clf,
+    X_train,
+    y_train,
+    alphas,
+    X_val=X_test,
+    y_val=y_test,
+    name="sparse ECOC, digits",
 )
 plt.show()
 
@@ -62,20 +72,34 @@ plt.show()
 # are fitted on out-of-fold binary outputs, computed once; the aggregation
 # alone is then cross-validated on them (no binary is retrained per ``alpha``).
 cv_clf = ConvexAggregationClassifierCV(
-    binary, code="ecoc", alphas=np.logspace(-6, 2, 9), alpha_cv=5, cv=5, random_state=0
+    binary,
+    code="ecoc",
+    alphas=np.logspace(-6, 2, 9),
+    alpha_cv=5,
+    cv=5,
+    random_state=0,
 ).fit(X_train, y_train)
 print(f"alpha_ = {cv_clf.alpha_:.0e}")
-print(
-    f"test log-loss, alpha chosen by CV:       {log_loss(y_test, cv_clf.predict_proba(X_test)):.3f}"
-)
-print(f"test log-loss, alpha = 1e-4, in-sample: {log_loss(y_test, clf.predict_proba(X_test)):.3f}")
+cv_loss = log_loss(y_test, cv_clf.predict_proba(X_test))
+in_sample_loss = log_loss(y_test, clf.predict_proba(X_test))
+print(f"test log-loss, alpha chosen by CV:       {cv_loss:.3f}")
+print(f"test log-loss, alpha = 1e-4, in-sample: {in_sample_loss:.3f}")
 
 fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
 mean = cv_clf.cv_scores_.mean(axis=1)
 ax.plot(cv_clf.alphas_, cv_clf.cv_scores_, color="0.8", lw=1)
-ax.plot(cv_clf.alphas_, mean, "o-", color="tab:blue", label="mean over the 5 folds")
-ax.axvline(cv_clf.alpha_, color="tab:red", ls="--", label=f"alpha_ = {cv_clf.alpha_:.0e}")
-ax.set(xscale="log", yscale="log", xlabel="alpha", ylabel="validation log-loss")
+ax.plot(
+    cv_clf.alphas_, mean, "o-", color="tab:blue", label="mean over the 5 folds"
+)
+ax.axvline(
+    cv_clf.alpha_,
+    color="tab:red",
+    ls="--",
+    label=f"alpha_ = {cv_clf.alpha_:.0e}",
+)
+ax.set(
+    xscale="log", yscale="log", xlabel="alpha", ylabel="validation log-loss"
+)
 ax.legend()
 plt.show()
 

@@ -39,13 +39,19 @@ from convexagg import ConvexAggregationClassifier, ReliabilityDisplay
 from convexagg.metrics import top_label_calibration_error
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, test_size=0.5, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
 models = {
     "convex aggregation": ConvexAggregationClassifier(binary, code="ovo"),
-    "OvO + sigmoid": CalibratedClassifierCV(OneVsOneClassifier(binary), method="sigmoid"),
-    "OvO + temperature": CalibratedClassifierCV(OneVsOneClassifier(binary), method="temperature"),
+    "OvO + sigmoid": CalibratedClassifierCV(
+        OneVsOneClassifier(binary), method="sigmoid"
+    ),
+    "OvO + temperature": CalibratedClassifierCV(
+        OneVsOneClassifier(binary), method="temperature"
+    ),
 }
 for model in models.values():
     model.fit(X_train, y_train)
@@ -73,7 +79,9 @@ for name, model in models.items():
 # The three models on one diagram; the marker area is the share of the test
 # samples in the bin. Most test samples get a confidence near 1, so the bins
 # at the right carry most of the weight.
-fig, ax = plt.subplots(figsize=(9, 5), layout="constrained")
+fig, ax = plt.subplots(figsize=(6.4, 5.6), layout="constrained")
 for name, model in models.items():
-    ReliabilityDisplay.from_estimator(model, X_test, y_test, n_bins=10, name=name, ax=ax)
+    ReliabilityDisplay.from_estimator(
+        model, X_test, y_test, n_bins=10, name=name, ax=ax
+    )
 plt.show()

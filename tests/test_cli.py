@@ -120,7 +120,8 @@ def test_integer_labels_options_and_gzip(iris_csv, tmp_path):
     assert main([*argv, "--alpha", "1e-3", "--cv", "3"]) == 0
     model = cio.load(out)["model"]
     assert model.classes_.tolist() == [0, 1, 2] and model.alpha == 1e-3 and model.cv == 3
-    assert main([*argv, "--cv", "None"]) == 0 and cio.load(out)["model"].cv is None
+    assert main([*argv, "--cv", "in_sample"]) == 0 and cio.load(out)["model"].cv == "in_sample"
+    assert main([*argv, "--cv", "None"]) == 0 and cio.load(out)["model"].cv == "in_sample"
     assert main(argv) == 0 and cio.load(out)["model"].cv == 5  # the library's default
 
 

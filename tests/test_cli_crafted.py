@@ -231,7 +231,7 @@ def frame():
 
 def test_a_model_with_feature_names_reorders_by_name(frame, tmp_path, capsys):
     X, y = frame
-    model = ConvexAggregationClassifier(cv=None).fit(X, y)  # a DataFrame: names recorded
+    model = ConvexAggregationClassifier(cv="in_sample").fit(X, y)  # a DataFrame: names recorded
     path = tmp_path / "named.skops"
     cio.save(model, path)
     data = tmp_path / "rows.csv"
@@ -249,7 +249,7 @@ def test_a_model_with_feature_names_reorders_by_name(frame, tmp_path, capsys):
 
 def test_a_model_without_feature_names_warns_that_it_goes_by_position(frame, tmp_path, capsys):
     X, y = frame
-    model = ConvexAggregationClassifier(cv=None).fit(X.to_numpy(), y)  # no names
+    model = ConvexAggregationClassifier(cv="in_sample").fit(X.to_numpy(), y)  # no names
     path = tmp_path / "bare.skops"
     cio.save(model, path)
     data = tmp_path / "rows.csv"
@@ -265,7 +265,7 @@ def test_a_model_without_feature_names_warns_that_it_goes_by_position(frame, tmp
 def test_warnings_come_before_the_error_line(frame, tmp_path, capsys):
     X, y = frame
     path = tmp_path / "bare.skops"
-    cio.save(ConvexAggregationClassifier(cv=None).fit(X.to_numpy(), y), path)
+    cio.save(ConvexAggregationClassifier(cv="in_sample").fit(X.to_numpy(), y), path)
     data = tmp_path / "rows.csv"
     bad = X.astype(object)
     bad.iloc[3, 1] = "abc"

@@ -166,7 +166,12 @@ def test_the_estimator_passes_its_parameters_on_whole():
     X, y = load_iris(return_X_y=True)
     solver = InteriorPoint(method="predictor_corrector", tol=1e-8)
     clf = ConvexAggregationClassifier(
-        solver=solver, alpha=1e-3, penalty="elasticnet", l1_ratio=0.2, fit_intercept=True, cv=None
+        solver=solver,
+        alpha=1e-3,
+        penalty="elasticnet",
+        l1_ratio=0.2,
+        fit_intercept=True,
+        cv="in_sample",
     ).fit(X, y)
     dec = clf.decoder_
     assert dec.solver.get_params() == solver.get_params()
@@ -321,7 +326,8 @@ def test_sample_weight_equals_repeated_rows(outputs):
 
 def test_verbose_prints_one_line_per_iteration(outputs, capsys):
     Q, y, code = outputs
-    dec = ConvexDecoder(verbose=1).fit(Q[:500], y[:500], code)
+    dec = ConvexDecoder(verbose=2).fit(Q[:500], y[:500], code)
     lines = [line for line in capsys.readouterr().out.splitlines() if "[ConvexDecoder]" in line]
-    assert len(lines) == dec.n_iter_ + 1
-    assert "projected_gradient" in lines[-1] and "objective" in lines[-1]
+    assert len(lines) == dec.n_iter_ + 2  # the start, each iteration, the summary
+    assert "projected_gradient" in lines[-2] and "objective" in lines[-2]
+    assert lines[-1].startswith(f"[ConvexDecoder] weights: {dec.n_iter_} iterations")

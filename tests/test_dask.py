@@ -378,7 +378,7 @@ def test_out_of_core_pipeline_on_the_cluster(client):
     X, y = load_iris(return_X_y=True)
     solver = ProjectedNewton(**FIXED)
     with joblib.parallel_config(backend="dask"):
-        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver, cv=None)
+        clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver, cv="in_sample")
         clf.fit(X, y)
     Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
     decoder = ConvexDecoder(alpha=1e-3, solver=solver)

@@ -163,7 +163,7 @@ def test_out_of_fold_probabilities_are_the_fold_members(wine):
     clf.set_params(alpha=1.0).fit_decoder(X, y)
     Q = np.column_stack([est.predict_proba(X[clf.oof_fold_ == 0])[:, 1] for est in clf.estimators_[0]])
     np.testing.assert_allclose(clf.oof_proba_[clf.oof_fold_ == 0], clf.decoder_.predict_proba(Q))
-    assert ConvexAggregationClassifier(cv=None).fit(X, y).oof_proba_ is None
+    assert ConvexAggregationClassifier(cv="in_sample").fit(X, y).oof_proba_ is None
 
 
 @pytest.mark.parametrize("score", ["lac", "aps"])
@@ -225,7 +225,7 @@ def test_errors(wine):
     with pytest.raises(ValueError, match="cv='out_of_fold' needs a convexagg"):
         ConformalClassifier(_binary()).fit(X, y)
     with pytest.raises(ValueError, match="cv='out_of_fold' needs a convexagg"):
-        ConformalClassifier(ConvexAggregationClassifier(cv=None)).fit(X, y)
+        ConformalClassifier(ConvexAggregationClassifier(cv="in_sample")).fit(X, y)
     with pytest.raises(ValueError, match=r"error_rate=0.01 needs more than 99 calibration"):
         ConformalClassifier(_binary(), cv=0.5, error_rate=0.01).fit(X, y)
     with pytest.raises(ValueError, match="in the smallest class"):

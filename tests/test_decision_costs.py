@@ -28,7 +28,7 @@ def _brute_force(P, C):
 @pytest.fixture(scope="module")
 def fitted():
     X, y = load_iris(return_X_y=True)
-    return X, y, ConvexAggregationClassifier(cv=None).fit(X, y)
+    return X, y, ConvexAggregationClassifier(cv="in_sample").fit(X, y)
 
 
 def test_decision_is_brute_force_argmin():

@@ -147,7 +147,7 @@ def test_grid_search_over_the_wrapped_model_with_a_cost_scorer():
     X, y = load_iris(return_X_y=True)
     C = np.array([[0, 1, 1], [1, 0, 10], [1, 1, 0]])
     search = GridSearchCV(
-        CostSensitiveClassifier(ConvexAggregationClassifier(cv=None), cost_matrix=C),
+        CostSensitiveClassifier(ConvexAggregationClassifier(cv="in_sample"), cost_matrix=C),
         {"estimator__alpha": [1e-4, 1e-1]},
         scoring=make_scorer(expected_cost_score, greater_is_better=False, cost_matrix=C),
         cv=3,

@@ -52,7 +52,7 @@ def test_shift_is_bayes_rule_by_hand():
 
 def test_wrapper_shifts_the_softmax_scores():
     X, y = load_iris(return_X_y=True)
-    clf = ConvexAggregationClassifier(cv=None).fit(X, y)
+    clf = ConvexAggregationClassifier(cv="in_sample").fit(X, y)
     new = np.array([0.2, 0.2, 0.6])
     wrapped = PriorShiftClassifier(FrozenEstimator(clf), priors=new).fit(X, y)
     np.testing.assert_allclose(wrapped.training_priors_, [1 / 3] * 3)
@@ -115,7 +115,7 @@ def test_em_recovers_known_priors_from_exact_posteriors():
 
 def test_em_wrapper_is_transductive_on_the_batch():
     X, y = load_iris(return_X_y=True)
-    clf = ConvexAggregationClassifier(cv=None).fit(X, y)
+    clf = ConvexAggregationClassifier(cv="in_sample").fit(X, y)
     wrapped = PriorShiftClassifier(FrozenEstimator(clf)).fit(X, y)
     batch = X[:70]  # 50 setosa, 20 versicolor
     priors = wrapped.estimate_priors(batch)

@@ -109,7 +109,7 @@ ALL_DECODERS = PROBABILISTIC + PAIRWISE + [HammingDecoder()]
 
 def test_fit_decoder_swaps_without_retraining(iris):
     X, y = iris
-    clf = CodeMatrixClassifier(LogisticRegression(), code="ovo", cv=None).fit(X, y)
+    clf = CodeMatrixClassifier(LogisticRegression(), code="ovo", cv="in_sample").fit(X, y)
     binaries = list(clf.estimators_)
     Q = clf.predict_binary_proba(X)
     y_enc = np.searchsorted(clf.classes_, y)

@@ -77,7 +77,7 @@ def test_top_label_diagram_has_the_curve_the_diagonal_and_the_error(clf, iris):
     assert len(disp.bin_markers_) == 1
     assert legend_texts(ax) == [
         "Perfectly calibrated",
-        f"ConvexAggregationClassifier: top-label ECE = {ece:.3f}",
+        f"ConvexAggregationClassifier\ntop-label ECE = {ece:.3f}",
         "disc area: share of samples",
     ]
     assert ax.get_xlabel().startswith("Confidence") and ax.get_ylabel() == "Accuracy"
@@ -98,7 +98,7 @@ def test_classwise_diagram_has_one_curve_per_class(clf, iris):
     assert disp.prob_true.shape == (3, 15) and disp.bin_markers_ is None
     assert len(disp.lines_) == 3 and len(disp.ax_.get_lines()) == 4
     legend = disp.ax_.get_legend()
-    assert legend.get_title().get_text() == f"ovo: classwise ECE = {ece:.3f}"
+    assert legend.get_title().get_text() == f"ovo\nclasswise ECE = {ece:.3f}"
     texts = legend_texts(disp.ax_)
     assert texts[1:] == [f"{c}: ECE = {e:.3f}" for c, e in zip(clf.classes_, disp.class_errors)]
 
@@ -106,14 +106,30 @@ def test_classwise_diagram_has_one_curve_per_class(clf, iris):
 def test_diagrams_share_an_existing_axes(clf, iris):
     X, y, X_test, y_test = iris
     other = ConvexAggregationClassifier(code="ovr").fit(X, y)
-    fig, ax = plt.subplots(layout="constrained")  # room for the legend beside the axes
+    fig, ax = plt.subplots()
     first = ReliabilityDisplay.from_estimator(clf, X_test, y_test, ax=ax, name="ovo")
     second = ReliabilityDisplay.from_estimator(other, X_test, y_test, ax=ax, name="ovr")
     assert first.ax_ is second.ax_ is ax and second.figure_ is fig
     assert len(ax.get_lines()) == 3  # one diagonal, two curves
     texts = legend_texts(ax)
     assert texts[0] == "Perfectly calibrated" and texts.count("disc area: share of samples") == 1
-    assert texts[1].startswith("ovo: top-label ECE") and texts[2].startswith("ovr: top-label")
+    assert texts[1].startswith("ovo\ntop-label ECE") and texts[2].startswith("ovr\ntop-label")
+
+
+@pytest.mark.parametrize("kind", ["top_label", "classwise"])
+def test_the_legend_is_inside_a_users_own_axes(clf, iris, kind):
+    """A figure saved from the user's axes (no constrained layout) keeps the ECE."""
+    _, _, X_test, y_test = iris
+    fig, ax = plt.subplots(figsize=(4, 4))
+    disp = ReliabilityDisplay.from_estimator(clf, X_test, y_test, kind=kind, ax=ax)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    axes = ax.get_window_extent(renderer)
+    assert axes.x0 <= legend.x0 and legend.x1 <= axes.x1
+    assert axes.y0 <= legend.y0 and legend.y1 <= axes.y1
+    assert any("ECE" in t for t in [*legend_texts(ax), ax.get_legend().get_title().get_text()])
+    assert disp.figure_ is fig
 
 
 def test_from_predictions_passes_labels_and_weights_to_the_metric(clf, iris):

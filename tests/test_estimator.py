@@ -65,7 +65,7 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
     X, y = iris
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     clf = ConvexAggregationClassifier(code="ovr", cv=cv, ensemble=False).fit(X, y)
-    insample = ConvexAggregationClassifier(code="ovr", cv=None).fit(X, y)
+    insample = ConvexAggregationClassifier(code="ovr", cv="in_sample").fit(X, y)
     # the binaries are the same (refit on all data), the weights differ
     np.testing.assert_allclose(clf.predict_binary_proba(X), insample.predict_binary_proba(X))
     assert not np.allclose(clf.weights_, insample.weights_)
@@ -80,7 +80,7 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
 
 def test_prefit_uses_given_binaries(iris):
     X, y = iris
-    fitted = ConvexAggregationClassifier(code="ovo", cv=None).fit(X, y)
+    fitted = ConvexAggregationClassifier(code="ovo", cv="in_sample").fit(X, y)
     prefit = ConvexAggregationClassifier(list(fitted.estimators_), code="ovo", cv="prefit")
     prefit.fit(X, y)
     assert all(a is b for a, b in zip(prefit.estimators_, fitted.estimators_))
@@ -222,7 +222,7 @@ def test_an_end_to_end_pipeline_classifier_predicts_as_its_binaries(iris):
     X, y = iris
     X = X * 100 + 1e3
     base = make_pipeline(StandardScaler(), LogisticRegression())
-    clf = ConvexAggregationClassifier(base, cv=None).fit(X, y)
+    clf = ConvexAggregationClassifier(base, cv="in_sample").fit(X, y)
     Q = np.column_stack([est.predict_proba(X)[:, 1] for est in clf.estimators_])
     np.testing.assert_allclose(predict_binaries(clf.estimators_, X, "proba"), Q, rtol=1e-11)
     np.testing.assert_allclose(clf.predict_proba(X), clf.decoder_.predict_proba(Q), rtol=1e-9)
@@ -271,7 +271,7 @@ def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris)
 def test_ensemble_with_in_sample_outputs_raises(iris):
     X, y = iris
     with pytest.raises(ValueError, match="ensemble=True applies to out-of-fold outputs only"):
-        ConvexAggregationClassifier(ensemble=True, cv=None).fit(X, y)
+        ConvexAggregationClassifier(ensemble=True, cv="in_sample").fit(X, y)
 
 
 def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
@@ -318,11 +318,24 @@ def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
     ref = ConvexDecoder().fit(Q, y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(AssertionError, match="in-sample"):  # the learner does refuse them
-        ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", cv=None).fit(X, y)
+        ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", cv="in_sample").fit(X, y)
 
 
 def test_too_few_samples_for_the_folds_is_a_clear_error():
     X, y = make_classification(4, 3, n_informative=2, n_redundant=0, random_state=0)
     with pytest.raises(ValueError, match=r"cv=5 folds need at least 5 training samples, got 4"):
         ConvexAggregationClassifier().fit(X, y)
-    assert ConvexAggregationClassifier(cv=None).fit(X, y).predict(X).shape == (4,)
+    assert ConvexAggregationClassifier(cv="in_sample").fit(X, y).predict(X).shape == (4,)
+
+
+def test_cv_none_is_the_deprecated_name_of_in_sample(iris):
+    """``cv=None`` keeps the in-sample protocol for one release, with a FutureWarning
+    naming the replacement; the fit is the same as with ``cv="in_sample"``."""
+    X, y = iris
+    new = ConvexAggregationClassifier(code="ovr", cv="in_sample").fit(X, y)
+    with pytest.warns(FutureWarning, match="write cv='in_sample'"):
+        old = ConvexAggregationClassifier(code="ovr", cv=None).fit(X, y)
+    np.testing.assert_array_equal(old.weights_, new.weights_)
+    assert not old.ensemble_ and len(old.estimators_) == new.code_matrix_.shape[1]
+    with pytest.raises(ValueError, match="ensemble=False applies to out-of-fold outputs only"):
+        ConvexAggregationClassifier(cv=None, ensemble=False).fit(X, y)

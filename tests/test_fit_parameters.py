@@ -63,7 +63,7 @@ def test_integer_sample_weights_equal_repeated_rows(iris, code):
         fit_intercept=True,
         solver=ProjectedNewton(tol=1e-10),
         random_state=0,
-        cv=None,  # repeated rows would change the folds
+        cv="in_sample",  # repeated rows would change the folds
     )
     weighted = make().fit(X, y, sample_weight=counts)
     repeated = make().fit(X[rows], y[rows])
@@ -110,7 +110,7 @@ def test_sample_weights_weight_the_cv_estimator_like_repeated_rows(iris):
     solver = ProjectedNewton(tol=1e-10)
     # repeated rows would change the folds: the weights are checked on prefit
     # binaries, against the weighted decoder at the alpha chosen
-    binaries = CodeMatrixClassifier(TIGHT, code="ovr", cv=None).fit(X, y).estimators_
+    binaries = CodeMatrixClassifier(TIGHT, code="ovr", cv="in_sample").fit(X, y).estimators_
     alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
     weighted = ConvexAggregationClassifierCV(
         list(binaries), code="ovr", cv="prefit", alphas=5, alpha_cv=alpha_cv, solver=solver
@@ -160,7 +160,7 @@ def test_routing_delivers_what_each_learner_requests(iris):
     with sklearn.config_context(enable_metadata_routing=True):
         Recording.seen.clear()
         learner = Recording().set_fit_request(extra=True, sample_weight=False)
-        clf = ConvexAggregationClassifier(learner, code="ovr", cv=None)
+        clf = ConvexAggregationClassifier(learner, code="ovr", cv="in_sample")
         clf.fit(X, y, sample_weight=np.ones(len(y)), extra=extra)
         assert len(Recording.seen) == 3
         for record in Recording.seen:
@@ -175,7 +175,7 @@ def test_routing_delivers_what_each_learner_requests(iris):
             Recording().set_fit_request(extra=False, sample_weight=False),
             Recording().set_fit_request(extra=True, sample_weight=False),
         ]
-        CodeMatrixClassifier(learners, code="ovr", cv=None).fit(X, y, extra=extra)
+        CodeMatrixClassifier(learners, code="ovr", cv="in_sample").fit(X, y, extra=extra)
         assert [r["extra"] is not None for r in Recording.seen] == [True, False, True]
 
 
@@ -201,7 +201,7 @@ def test_a_list_of_learners_trains_one_per_column(iris):
         LogisticRegression(),
         LogisticRegression(C=0.1),
     ]
-    clf = CodeMatrixClassifier(learners, code="ovo", random_state=0, cv=None).fit(X, y)
+    clf = CodeMatrixClassifier(learners, code="ovo", random_state=0, cv="in_sample").fit(X, y)
     assert [type(est) for est in clf.estimators_] == [type(est) for est in learners]
     assert clf.estimators_[2].C == 0.1 and clf.estimators_[0] is not learners[0]
     assert clf.estimators_[0].random_state is not None  # seeded per column
@@ -234,12 +234,12 @@ def test_warm_start_refits_the_binaries_in_place_and_starts_the_weights_warm(iri
         alpha=1e-2,
         warm_start=True,
         solver=ProjectedNewton(tol=1e-8),
-        cv=None,  # binaries fitted per fold are always fresh
+        cv="in_sample",  # binaries fitted per fold are always fresh
     ).fit(X, y)
     binaries = list(clf.estimators_)
     clf.set_params(alpha=5e-3).fit(X, y)
     assert all(a is b for a, b in zip(clf.estimators_, binaries))
-    cold = ConvexAggregationClassifier(alpha=5e-3, solver=ProjectedNewton(tol=1e-8), cv=None)
+    cold = ConvexAggregationClassifier(alpha=5e-3, solver=ProjectedNewton(tol=1e-8), cv="in_sample")
     cold.fit(X, y)
     assert clf.n_iter_ <= cold.n_iter_
     np.testing.assert_allclose(clf.weights_, cold.weights_, rtol=1e-4, atol=1e-6)

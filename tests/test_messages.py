@@ -49,7 +49,7 @@ class _ShortMargin(_Short):
 
 
 @pytest.mark.parametrize("Learner", [_ShortProba, _ShortMargin])
-@pytest.mark.parametrize("cv", [None, 3])
+@pytest.mark.parametrize("cv", ["in_sample", 3])
 def test_a_short_binary_output_is_named_at_fit(iris, Learner, cv):
     loss = "logistic" if Learner is _ShortMargin else "cross_entropy"
     clf = CodeMatrixClassifier(Learner(), code="ovr", decoder=ConvexDecoder(loss=loss), cv=cv)
@@ -62,7 +62,9 @@ def test_a_short_binary_output_is_named_at_fit(iris, Learner, cv):
 
 def test_a_short_binary_output_is_named_at_predict(iris):
     X, y = iris
-    clf = ConvexAggregationClassifier(_ShortProba(only_new=True), code="ovr", cv=None).fit(X, y)
+    clf = ConvexAggregationClassifier(_ShortProba(only_new=True), code="ovr", cv="in_sample").fit(
+        X, y
+    )
     with pytest.raises(ValueError, match="returned 9 outputs for 10 samples"):
         clf.predict_proba(X[:10])
 

@@ -59,7 +59,9 @@ def test_it_is_the_estimator_it_tunes_with_every_keyword_but_alpha():
 def test_binaries_are_trained_once_per_fold_not_per_alpha(iris):
     X, y = iris
     FIT_CALLS.clear()
-    clf = ConvexAggregationClassifierCV(CountingLogisticRegression(), alphas=7, alpha_cv=3, cv=None)
+    clf = ConvexAggregationClassifierCV(
+        CountingLogisticRegression(), alphas=7, alpha_cv=3, cv="in_sample"
+    )
     clf.fit(X, y)
     n_columns = clf.code_matrix_.shape[1]
     assert len(FIT_CALLS) == (3 + 1) * n_columns  # 3 folds + the refit, whatever the grid
@@ -100,7 +102,7 @@ def test_alpha_is_the_argmin_of_separately_computed_fold_log_losses(iris):
     alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
     solver = InteriorPoint(tol=1e-9)
     clf = ConvexAggregationClassifierCV(
-        code="ovr", alphas=alphas, alpha_cv=alpha_cv, solver=solver, cv=None
+        code="ovr", alphas=alphas, alpha_cv=alpha_cv, solver=solver, cv="in_sample"
     ).fit(X, y)
     expected = np.empty((len(alphas), 3))
     for f, (train, val) in enumerate(alpha_cv.split(X, y)):
@@ -160,7 +162,21 @@ def test_fit_is_all_or_nothing(iris):
 
 def test_verbose_reports_the_folds_and_the_stages(iris, capsys):
     X, y = iris
-    ConvexAggregationClassifierCV(code="ovr", alphas=3, alpha_cv=3, verbose=1, cv=None).fit(X, y)
+    clf = ConvexAggregationClassifierCV(
+        code="ovr", alphas=3, alpha_cv=3, verbose=1, cv="in_sample"
+    ).fit(X, y)
     out = capsys.readouterr().out
     assert out.count("alpha fold") == 3 and "training 3 binary classifiers" in out
-    assert "[ConvexDecoder] iteration" in out  # the final fit's solver lines
+    assert out.count("binaries: 3 of 3 trained") == 4  # per alpha fold, then on all rows
+    assert f"[ConvexDecoder] weights: {clf.n_iter_} iterations" in out  # the final fit
+    assert "[ConvexDecoder] iteration" not in out  # solver iterations: verbose >= 2
+
+
+def test_cv_none_warns_and_means_in_sample():
+    X, y = load_iris(return_X_y=True)
+    kwargs = dict(code="ovr", alphas=3, alpha_cv=3)
+    new = ConvexAggregationClassifierCV(cv="in_sample", **kwargs).fit(X, y)
+    with pytest.warns(FutureWarning, match="cv='in_sample'"):
+        old = ConvexAggregationClassifierCV(cv=None, **kwargs).fit(X, y)
+    np.testing.assert_array_equal(old.cv_scores_, new.cv_scores_)
+    np.testing.assert_array_equal(old.weights_, new.weights_)

@@ -24,6 +24,12 @@ def test_the_version_is_written_only_in_pyproject():
     assert "__version__ =" not in (ROOT / "src/convexagg/__init__.py").read_text()
 
 
+def test_the_changelog_describes_the_version_being_built():
+    version = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(), re.M)
+    newest = re.search(r"^## \[([^\]]+)\]", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert newest.group(1) == version.group(1)
+
+
 def test_citation_file_cites_the_paper():
     text = (ROOT / "CITATION.cff").read_text()
     assert "cff-version: 1.2.0" in text and "preferred-citation:" in text

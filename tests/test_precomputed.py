@@ -78,9 +78,9 @@ def test_equals_the_decoder_on_class_indices(decoder, output, transform):
 def test_predicts_what_a_code_matrix_classifier_predicts_from_its_outputs():
     X, y = load_iris(return_X_y=True)
     names = np.array(["setosa", "versicolor", "virginica"])[y]
-    model = CodeMatrixClassifier(code="ovo", decoder=ConvexDecoder(alpha=1e-3), cv=None)
+    model = CodeMatrixClassifier(code="ovo", decoder=ConvexDecoder(alpha=1e-3), cv="in_sample")
     model.fit(X, names)
-    Q = model.predict_binary_proba(X)  # the outputs the decoder was fitted on (cv=None)
+    Q = model.predict_binary_proba(X)  # the outputs the decoder was fitted on (cv="in_sample")
     clf = OutputDecoderClassifier(ConvexDecoder(alpha=1e-3), code="ovo").fit(Q, names)
     np.testing.assert_array_equal(clf.code_matrix_, model.code_matrix_)
     np.testing.assert_allclose(clf.predict_proba(Q), model.predict_proba(X), atol=1e-8)

@@ -4,7 +4,8 @@
 
 The models and the split of the README's quick start (digits, half held out,
 45 one-vs-one logistic regressions), drawn as one reliability diagram with
-``convexagg.ReliabilityDisplay`` (10 bins). The gallery example
+``convexagg.ReliabilityDisplay`` (15 bins, the default of the calibration-error metrics, so the
+legend shows the numbers the quick start prints). The gallery example
 ``examples/plot_reliability.py`` draws the same figure with its explanation.
 """
 
@@ -43,10 +44,10 @@ def main():
             OneVsOneClassifier(binary), method="temperature"
         ),
     }
-    fig, ax = plt.subplots(figsize=(9, 4.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.4, 5.6), layout="constrained")
     for name, model in models.items():
         model.fit(X_train, y_train)
-        ReliabilityDisplay.from_estimator(model, X_test, y_test, n_bins=10, name=name, ax=ax)
+        ReliabilityDisplay.from_estimator(model, X_test, y_test, n_bins=15, name=name, ax=ax)
     ax.set_title("Digits, 45 one-vs-one logistic regressions, test half", fontsize=10)
     fig.savefig(TARGET, dpi=100)
     print(f"wrote {TARGET}")

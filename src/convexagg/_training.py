@@ -8,7 +8,7 @@ One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
   routing, whatever the learners request (:func:`fit_parameters`); each
   learner gets its parameters taken on the rows of its column's problem;
 * the **outputs** the decoder is fitted on (:func:`train`): the binaries'
-  outputs on their own training rows (``cv=None``, the paper's protocol),
+  outputs on their own training rows (``cv="in_sample"``, the paper's protocol),
   out-of-fold outputs (a splitter), or the given binaries' outputs
   (``"prefit"``); with out-of-fold outputs the fold binaries are either kept
   as an ensemble (``ensemble=True``, as ``CalibratedClassifierCV`` does) or
@@ -18,6 +18,7 @@ One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = [
     "Training",
     "check_learners",
     "fit_parameters",
+    "in_sample",
     "member_outputs",
     "out_of_fold",
     "routing",
@@ -69,6 +71,21 @@ class Training:
     Q: np.ndarray
     rows: np.ndarray | slice  # the rows of Q (and y) the decoder is fitted on
     tests: list | None = None  # the fold test parts, for an ensemble (fit_decoder)
+
+
+def in_sample(cv, warn=False):
+    """Whether ``cv`` asks for the paper's in-sample protocol: ``"in_sample"``, or
+    ``None``, its name before 0.2 (with ``warn``, a ``FutureWarning`` saying what to
+    write: scikit-learn's ``cv=None`` means 5 folds, the opposite)."""
+    if cv is None and warn:
+        warnings.warn(
+            "cv=None (weights fitted on the binaries' in-sample outputs) is deprecated in 0.2 "
+            "and will mean 5-fold cross-validation, as in scikit-learn, in 0.3; write "
+            "cv='in_sample' to keep the paper's in-sample protocol.",
+            FutureWarning,
+            stacklevel=6,  # the caller of fit (fit, its two wrappers, _problem, here)
+        )
+    return cv is None or (isinstance(cv, str) and cv == "in_sample")
 
 
 def _names(n_columns, per_column):
@@ -124,7 +141,7 @@ def routing(owner, learners, n_columns, cv):
         router.add(
             **{name: learner}, method_mapping=MethodMapping().add(caller="fit", callee="fit")
         )
-    if cv is not None and cv != "prefit":
+    if not in_sample(cv) and not (isinstance(cv, str) and cv == "prefit"):
         router.add(
             splitter=check_cv(cv), method_mapping=MethodMapping().add(caller="fit", callee="split")
         )
@@ -172,34 +189,49 @@ def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routin
 def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
     """The binaries and the outputs the decoder is fitted on (see the module docstring).
 
-    ``warm``: binaries fitted before, one per column, refitted in place (a
-    learner's own ``warm_start`` then applies); only used when the binaries
-    are trained on all rows.
+    ``log``: a :class:`~convexagg._utils.Reporter`, told of each stage and
+    each binary trained. ``warm``: binaries fitted before, one per column,
+    refitted in place (a learner's own ``warm_start`` then applies); only used
+    when the binaries are trained on all rows.
     """
     M = p.code.shape[1]
     if cv == "prefit":
         return Training([learners], predict_binaries(learners, p.X, p.output, n_jobs), slice(None))
-    if cv is None:
+    if in_sample(cv):
         log(f"training {M} binary classifiers")
-        estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, p.output)
+        done = log.tasks(M, M, lambda k: f"binaries: {k} of {M} trained")
+        estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, done, p.output)
         return Training([estimators], Q, slice(None))
-    members, Q, rows, tests = out_of_fold(p, learners, cv, n_jobs, keep=ensemble)
-    log(f"out-of-fold outputs: {len(tests)} folds x {M} binary classifiers")
+    members, Q, rows, tests = out_of_fold(p, learners, cv, n_jobs, keep=ensemble, log=log)
     if ensemble:
         return Training(members, Q, rows, tests=tests)
     log(f"training {M} binary classifiers on all rows")
-    estimators = _fit_all(fit_binaries, p, learners, n_jobs, warm)
+    done = log.tasks(M, M, lambda k: f"binaries on all rows: {k} of {M} trained")
+    estimators = _fit_all(fit_binaries, p, learners, n_jobs, warm, done)
     return Training([estimators], Q, rows)
 
 
-def out_of_fold(p, learners, cv, n_jobs, keep):
-    """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``."""
+def _fold_lines(n_folds, M):
+    def describe(done):
+        f, k = divmod(done - 1, M)
+        return f"binaries: fold {f + 1} of {n_folds}, {k + 1} of {M} trained"
+
+    return describe
+
+
+def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
+    """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``;
+    ``log``: a :class:`~convexagg._utils.Reporter` told of each fold's binaries."""
     if isinstance(cv, numbers.Integral) and cv > len(p.y):
         raise ValueError(
             f"cv={cv} folds need at least {cv} training samples, got {len(p.y)}; "
-            "pass fewer folds or cv=None (weights fit on in-sample outputs)"
+            "pass fewer folds or cv='in_sample' (weights fit on in-sample outputs)"
         )
     splits = list(check_cv(cv, p.y, classifier=True).split(p.X, p.y, **p.split_params))
+    M, done = p.code.shape[1], None
+    if log is not None:
+        log(f"out-of-fold outputs: {len(splits)} folds x {M} binary classifiers")
+        done = log.tasks(len(splits) * M, M, _fold_lines(len(splits), M))
     members, Q, covered = fold_binaries(
         learners,
         p.X,
@@ -211,6 +243,7 @@ def out_of_fold(p, learners, cv, n_jobs, keep):
         p.seeds,
         _per_column_params(p),
         keep=keep,
+        progress=done,
     )
     return members, Q, np.flatnonzero(covered), [test for _, test in splits]
 
@@ -240,7 +273,7 @@ def _per_column_params(p):
     return first if all(d is first for d in p.learner_params) else list(p.learner_params)
 
 
-def _fit_all(fit, p, learners, n_jobs, warm, *output):
+def _fit_all(fit, p, learners, n_jobs, warm, progress, *output):
     return fit(
         learners,
         p.X,
@@ -251,6 +284,7 @@ def _fit_all(fit, p, learners, n_jobs, warm, *output):
         seeds=p.seeds,
         fit_params=_per_column_params(p),
         warm=warm,
+        progress=progress,
     )
 
 

@@ -382,7 +382,25 @@ def _per_column(code, seeds, warm):
     return [None] * M if seeds is None else seeds, [None] * M if warm is None else warm
 
 
-def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None, fit_params=None, warm=None):
+def _parallel(n_jobs, tasks, progress=None):
+    """``Parallel(n_jobs)(tasks)``, calling ``progress()`` as each task finishes (in
+    order; at the end where the joblib backend cannot return results as they come)."""
+    if progress is None:
+        return Parallel(n_jobs=n_jobs)(tasks)
+    try:
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+    except ValueError:  # a backend without generators (e.g. multiprocessing)
+        results = Parallel(n_jobs=n_jobs)(tasks)
+    done = []
+    for result in results:
+        done.append(result)
+        progress()
+    return done
+
+
+def fit_binaries(
+    estimator, X, y, code, n_jobs=None, seeds=None, fit_params=None, warm=None, progress=None
+):
     """Fit one clone of ``estimator`` per code column.
 
     Parameters
@@ -407,6 +425,8 @@ def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None, fit_params=None
     warm : list of fitted binaries, default=None
         One per column, refitted in place instead of fresh clones (a learner
         with its own ``warm_start`` then continues from its previous solution).
+    progress : callable, default=None
+        Called with no argument as each binary's training finishes.
 
     Returns
     -------
@@ -415,12 +435,13 @@ def fit_binaries(estimator, X, y, code, n_jobs=None, seeds=None, fit_params=None
     """
     _warn_one_sided(y, code)
     seeds, warm = _per_column(code, seeds, warm)
-    return Parallel(n_jobs=n_jobs)(
+    tasks = (
         delayed(_fit_binary)(
             _learner(estimator, l), X, y, code[:, l], seeds[l], _params_of(fit_params, l), warm[l]
         )
         for l in range(code.shape[1])
     )
+    return _parallel(n_jobs, tasks, progress)
 
 
 def _fit_predict_binary_all(estimator, X, y, column, output, seed, index, fit_params, warm):
@@ -429,7 +450,16 @@ def _fit_predict_binary_all(estimator, X, y, column, output, seed, index, fit_pa
 
 
 def fit_predict_binaries(
-    estimator, X, y, code, output, n_jobs=None, seeds=None, fit_params=None, warm=None
+    estimator,
+    X,
+    y,
+    code,
+    output,
+    n_jobs=None,
+    seeds=None,
+    fit_params=None,
+    warm=None,
+    progress=None,
 ):
     """:func:`fit_binaries`, and each binary's outputs on all of ``X``, in one pass.
 
@@ -458,6 +488,8 @@ def fit_predict_binaries(
         Passed to the learners' ``fit``, as in :func:`fit_binaries`.
     warm : list of fitted binaries, default=None
         Refitted in place, as in :func:`fit_binaries`.
+    progress : callable, default=None
+        Called with no argument as each binary's training finishes.
 
     Returns
     -------
@@ -468,16 +500,17 @@ def fit_predict_binaries(
     """
     learners = [_learner(estimator, l) for l in range(code.shape[1])]
     if all(_is_linear_learner(est, output) for est in learners):  # they predict faster together
-        estimators = fit_binaries(estimator, X, y, code, n_jobs, seeds, fit_params, warm)
+        estimators = fit_binaries(estimator, X, y, code, n_jobs, seeds, fit_params, warm, progress)
         return estimators, predict_binaries(estimators, X, output, n_jobs=n_jobs)
     _warn_one_sided(y, code)
     seeds, warm = _per_column(code, seeds, warm)
-    pairs = Parallel(n_jobs=n_jobs)(
+    tasks = (
         delayed(_fit_predict_binary_all)(
             learners[l], X, y, code[:, l], output, seeds[l], l, _params_of(fit_params, l), warm[l]
         )
         for l in range(code.shape[1])
     )
+    pairs = _parallel(n_jobs, tasks, progress)
     estimators = [est for est, _ in pairs]
     Q = np.column_stack([col for _, col in pairs]).astype(np.float64, copy=False)
     return estimators, Q
@@ -537,7 +570,17 @@ def _fold_binary(estimator, X, y, column, train, test, output, seed, index, fit_
 
 
 def fold_binaries(
-    estimator, X, y, code, splits, output, n_jobs=None, seeds=None, fit_params=None, keep=True
+    estimator,
+    X,
+    y,
+    code,
+    splits,
+    output,
+    n_jobs=None,
+    seeds=None,
+    fit_params=None,
+    keep=True,
+    progress=None,
 ):
     """Train binaries on each fold's training rows and predict its test rows.
 
@@ -563,6 +606,9 @@ def fold_binaries(
         Passed to the learners' ``fit`` on each fold's training rows.
     keep : bool, default=True
         Return the fitted binaries (an ensemble member per fold), not only the outputs.
+    progress : callable, default=None
+        Called with no argument as each binary finishes (fold by fold, column by
+        column).
 
     Returns
     -------
@@ -586,7 +632,7 @@ def fold_binaries(
         _warn_one_sided(y[train], code, where=f" in cross-validation fold {f}")
     M = code.shape[1]
     seeds = [None] * M if seeds is None else seeds
-    results = Parallel(n_jobs=n_jobs)(
+    tasks = (
         delayed(_fold_binary)(
             _learner(estimator, l),
             X,
@@ -603,6 +649,7 @@ def fold_binaries(
         for train, test in splits
         for l in range(M)
     )
+    results = _parallel(n_jobs, tasks, progress)
     Q = np.zeros((n, M))
     members = [] if keep else None
     for f, (_, test) in enumerate(splits):

@@ -218,8 +218,8 @@ def build_parser():
         "--cv",
         default="5",
         metavar="FOLDS",
-        help="folds of the out-of-fold outputs the weights are fitted on (default 5); 'none': "
-        "the binaries' outputs on their own training rows (the paper's protocol)",
+        help="folds of the out-of-fold outputs the weights are fitted on (default 5); 'in_sample' "
+        "(or 'none'): the binaries' outputs on their own training rows (the paper's protocol)",
     )
     fit.add_argument(
         "--holdout",
@@ -467,15 +467,15 @@ def _holdout_estimate(model, X, y, fraction, random_state, log):
 
 
 def _folds(text):
-    """``--cv``: an integer >= 2, or None for 'none'."""
-    if text.strip().lower() == "none":
-        return None
+    """``--cv``: an integer >= 2, or ``"in_sample"`` for 'in_sample' (or 'none', its 0.1 name)."""
+    if text.strip().lower() in ("in_sample", "none"):
+        return "in_sample"
     try:
         folds = int(text)
     except ValueError:
         folds = 0
     if folds < 2:
-        raise ValueError(f"--cv must be an integer >= 2 (folds) or 'none', got {text!r}.")
+        raise ValueError(f"--cv must be an integer >= 2 (folds) or 'in_sample', got {text!r}.")
     return folds
 
 

@@ -183,12 +183,12 @@ class ReliabilityDisplay:
         """Legend labels of the curves and the legend's title."""
         if self.kind == "top_label":
             label = f"top-label ECE = {self.calibration_error:.3f}"
-            return [label if name is None else f"{name}: {label}"], None
+            return [label if name is None else f"{name}\n{label}"], None  # narrow: fits inside
         names = self.class_names
         names = range(len(self.class_errors)) if names is None else names
         labels = [f"{c}: ECE = {e:.3f}" for c, e in zip(names, self.class_errors)]
         title = f"classwise ECE = {self.calibration_error:.3f}"
-        return labels, title if name is None else f"{name}: {title}"
+        return labels, title if name is None else f"{name}\n{title}"
 
     def _draw_curves(self, labels, show_bin_weight, kwargs):
         self.lines_, self.bin_markers_ = [], [] if show_bin_weight else None
@@ -219,8 +219,9 @@ class ReliabilityDisplay:
         ----------
         ax : matplotlib Axes, default=None
             Axes to draw on (several estimators' curves can share one); a new
-            figure when None. The legend goes beside the axes, where it hides no
-            bin: give a figure made with ``layout="constrained"`` room for it.
+            figure when None. The legend is inside the axes, where it hides the
+            fewest points (matplotlib's ``loc="best"``), so a figure saved from
+            your own axes keeps the calibration errors it shows.
         name : str, default=None
             Shown in the legend; ``estimator_name`` when None.
         ref_line : bool, default=True
@@ -236,7 +237,7 @@ class ReliabilityDisplay:
         display : ReliabilityDisplay
             This display, drawn (``ax_``, ``figure_`` and the artists set).
         """
-        self.ax_, self.figure_ = _axes(self, ax, figsize=(8.5, 4.8))  # room for the legend
+        self.ax_, self.figure_ = _axes(self, ax, figsize=(5.6, 5.2))
         name = self.estimator_name if name is None else name
         ref_label = "Perfectly calibrated"
         if ref_line and ref_label not in self.ax_.get_legend_handles_labels()[1]:
@@ -249,8 +250,7 @@ class ReliabilityDisplay:
         else:
             xlabel, ylabel = "Predicted probability of the class", "Frequency of the class"
         self.ax_.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
-        # square, kept to the left of the legend beside it, which then stays in the figure
-        self.ax_.set_aspect("equal", adjustable="box", anchor="W")
+        self.ax_.set_aspect("equal", adjustable="box")
         return self
 
     def _legend(self, title, show_bin_weight):
@@ -261,12 +261,12 @@ class ReliabilityDisplay:
             disc = dict(marker="o", markersize=9, color="0.5", alpha=0.3, linestyle="none")
             handles.append(Line2D([], [], **disc))
             labels.append("disc area: share of samples")
-        # beside the axes: inside, it hides bins (no corner is always empty)
+        # inside the axes: beside them, a figure saved from the user's own axes (without
+        # constrained layout) cuts it off, and with it the ECE the legend exists to show
         self.ax_.legend(
             handles,
             labels,
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
+            loc="best",
             title=title,
             fontsize="small",
             title_fontsize="small",

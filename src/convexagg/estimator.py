@@ -25,17 +25,19 @@ from sklearn.utils.validation import (
 )
 
 from ._dask import is_dask_array, map_row_blocks
+from ._docstrings import fill_doc
 from ._training import (
     Problem,
     Training,
     check_learners,
     fit_parameters,
+    in_sample,
     member_outputs,
     out_of_fold,
     routing,
     train,
 )
-from ._utils import restore_on_failure
+from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, make_code
 from .decoders import ConvexDecoder
@@ -109,6 +111,7 @@ def _decoder_has(attr):
     return check
 
 
+@fill_doc
 class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Multiclass classifier from binary classifiers, a code matrix and a decoder.
 
@@ -119,56 +122,17 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier, or list of classifiers, default=None
-        Binary learner, cloned for each column; ``LogisticRegression()`` when
-        None. A list holds one learner per code column (a different learner
-        per binary problem, as MATLAB's ``fitcecoc`` allows), or, with
-        ``cv="prefit"``, one fitted binary classifier per column, trained with
-        the positive side as its larger class label (``1`` or ``True``). The
-        outputs are ``predict_proba`` if every learner has one, else
-        ``decision_function`` margins.
-    code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or array-like, \
-default="ovo"
-        Code matrix or its name; see :func:`convexagg.codes.make_code`. An array
-        has shape ``(n_classes, n_classifiers)`` with rows in the order of
-        ``classes_`` (sorted labels).
+    %(estimator)s
+    %(code)s
     decoder : decoder, default=None
         Aggregation method with ``fit(Q, y, code, output)``; cloned.
         ``ConvexDecoder()`` when None.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
-        Which binary outputs the decoder is fitted on. An int (folds of
-        ``StratifiedKFold``) or a splitter: out-of-fold outputs, which look
-        like the outputs the binaries give at test time (see ``ensemble``).
-        None: the outputs of binaries trained on all rows, on those same rows
-        (the paper's protocol: one set of binaries, but their outputs on their
-        own training rows are more confident than at test time, and weights
-        fitted on them give overconfident probabilities; QUALITY.md measures
-        it). "prefit": ``estimator`` holds already-fitted binaries and only the
-        decoder is fitted.
-    ensemble : bool or "auto", default="auto"
-        With out-of-fold outputs: keep the binaries of every fold and average
-        the members' predictions (``True``, as ``CalibratedClassifierCV`` does:
-        the test-time outputs come from the models whose outputs the decoder
-        was fitted on), or refit the binaries on all rows (``False``). "auto"
-        is True. Setting it with ``cv=None`` or ``"prefit"`` raises.
-    n_jobs : int, default=None
-        Jobs for training and predicting the binaries (joblib). Under
-        ``joblib.parallel_config(backend="dask")`` (with a ``distributed``
-        client) the binary problems are trained on the Dask workers.
-    random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the binary learners' own ``random_state``
-        parameters where those are left at None (one seed per column, the same
-        in every fold); an int makes ``fit`` reproducible. A cross-validation
-        splitter passed as ``cv`` keeps its own seed.
-    verbose : int, default=0
-        ``> 0``: one line per stage of ``fit`` (and the decoder's per-iteration
-        lines, for decoders with ``verbose``).
-    warm_start : bool, default=False
-        Refit reusing the previous fit when the classes and the code are the
-        same: its binaries are refitted in place rather than cloned afresh (a
-        learner's own ``warm_start`` then continues from its solution), and a
-        decoder with ``warm_start`` starts from its previous solution. Binaries
-        fitted per fold are always fresh.
+    %(cv)s
+    %(ensemble)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
 
     Attributes
     ----------
@@ -183,7 +147,7 @@ default="ovo"
         decoder on the outputs of the binaries not trained on each row (NaN
         for a row in no test fold). The calibration scores of cross-conformal
         class sets (:class:`convexagg.decision.ConformalClassifier`), at no
-        extra fit. None with ``cv=None`` or ``"prefit"`` (no out-of-fold
+        extra fit. None with ``cv="in_sample"`` or ``"prefit"`` (no out-of-fold
         outputs) or a decoder without ``predict_proba``. The decoder's few
         weights were fitted on these same rows.
     oof_fold_ : ndarray of shape (n_samples,) or None
@@ -216,7 +180,7 @@ default="ovo"
         "estimator": [HasMethods(["fit"]), list, tuple, None],
         "code": [StrOptions(set(CODE_NAMES)), "array-like"],
         "decoder": [HasMethods(["fit"]), None],
-        "cv": ["cv_object", StrOptions({"prefit"})],
+        "cv": ["cv_object", StrOptions({"prefit", "in_sample"})],
         "ensemble": ["boolean", StrOptions({"auto"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -333,7 +297,7 @@ default="ovo"
 
     def _ensembled(self):
         """Whether out-of-fold binaries are kept as an ensemble (``ensemble`` resolved)."""
-        if self.cv is None or self.cv == "prefit":
+        if in_sample(self.cv) or self.cv == "prefit":
             if self.ensemble != "auto":
                 raise ValueError(
                     f"ensemble={self.ensemble!r} applies to out-of-fold outputs only; "
@@ -347,6 +311,7 @@ default="ovo"
         seeds and fit parameters, and check the decoder against the binaries'
         output kind: everything before training anything."""
         self._ensembled()
+        in_sample(self.cv, warn=True)
         X, y_enc, classes = self._validate_training_data(X, y)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
@@ -409,7 +374,7 @@ default="ovo"
             self.cv,
             self._ensembled(),
             self.n_jobs,
-            self._log,
+            Reporter(type(self).__name__, self.verbose),
             warm,
         )
 
@@ -466,7 +431,7 @@ default="ovo"
         :mod:`convexagg.decision` calibrate on (cross-conformal sets), at the cost
         of one decoder pass over outputs computed anyway."""
         self.oof_proba_ = self.oof_fold_ = None
-        if self.cv is None or self.cv == "prefit" or not hasattr(decoder, "predict_proba"):
+        if in_sample(self.cv) or self.cv == "prefit" or not hasattr(decoder, "predict_proba"):
             return
         n = training.Q.shape[0]
         self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
@@ -521,7 +486,7 @@ default="ovo"
         The current ``decoder`` parameter (for
         :class:`ConvexAggregationClassifier`, its ``alpha`` / ``loss`` / ...)
         is cloned and fitted on the binary outputs of ``X`` chosen by ``cv`` as
-        in :meth:`fit`: those of ``estimators_`` (``cv=None`` or ``"prefit"``),
+        in :meth:`fit`: those of ``estimators_`` (``cv="in_sample"`` or ``"prefit"``),
         the ensemble members' outputs on the rows each was not trained on
         (``X`` must then be the data of ``fit``), or out-of-fold outputs of new
         fold models (``ensemble=False``; seeded as in ``fit``). ``estimators_``,
@@ -554,7 +519,7 @@ default="ovo"
                 )
             Q = member_outputs(self.estimators_, self._fold_tests, p.X, p.output, self.n_jobs)
             training = Training(self.estimators_, Q, slice(None), tests=self._fold_tests)
-        elif self.cv is None or self.cv == "prefit":
+        elif in_sample(self.cv) or self.cv == "prefit":
             Q = predict_binaries(self.estimators_, p.X, p.output, n_jobs=self.n_jobs)
             training = Training([self.estimators_], Q, slice(None))
         else:  # new fold models for the outputs; estimators_ stay as they are
@@ -715,6 +680,7 @@ def _shared_decoder_parameters(estimator_cls):
     return [name for name in estimator_cls._get_param_names() if name in decoder]
 
 
+@fill_doc
 class ConvexAggregationClassifier(CodeMatrixClassifier):
     """The paper's method as one estimator: binaries plus :class:`ConvexDecoder`.
 
@@ -727,41 +693,21 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
 
     Parameters
     ----------
-    estimator : classifier, or list of fitted binary classifiers, default=None
-        Binary learner (``LogisticRegression()`` when None); see
-        :class:`CodeMatrixClassifier`.
-    code : str or array-like, default="ovo"
-        Code matrix or its name; see :class:`CodeMatrixClassifier`.
-    alpha : float, default=1e-4
-        Regularisation strength (the paper's lambda), as in :class:`ConvexDecoder`.
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-        The discrepancy, as in :class:`ConvexDecoder`.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        As in :class:`ConvexDecoder`.
-    l1_ratio : float, default=None
-        As in :class:`ConvexDecoder`.
-    fit_intercept : bool, default=False
-        A free intercept per class, as in :class:`ConvexDecoder`.
-    solver : str or SolverConfig, default="auto"
-        How the weights are fitted, as in :class:`ConvexDecoder`.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
-        Which binary outputs the weights are fitted on: out-of-fold by default;
-        None is the paper's protocol (in-sample outputs). See
-        :class:`CodeMatrixClassifier`.
-    ensemble : bool or "auto", default="auto"
-        With out-of-fold outputs, keep the fold binaries as an ensemble; see
-        :class:`CodeMatrixClassifier`.
-    n_jobs : int, default=None
-        Jobs for training and predicting the binaries (joblib).
-    random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the binary learners.
-    verbose : int, default=0
-        Progress lines for the stages of ``fit`` and the solver's iterations.
-    warm_start : bool, default=False
-        Refit from the previous fit's binaries and weights; see
-        :class:`CodeMatrixClassifier`.
-    tol, max_iter, newton, dtype, init : deprecated
-        The solver settings of version 0.1, as in :class:`ConvexDecoder`.
+    %(estimator)s
+    %(code)s
+    %(alpha)s
+    %(loss)s
+    %(penalty)s
+    %(l1_ratio)s
+    %(fit_intercept)s
+    %(solver)s
+    %(cv)s
+    %(ensemble)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
+    %(deprecated_solver_settings)s
 
     Attributes
     ----------

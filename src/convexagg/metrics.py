@@ -247,9 +247,11 @@ def binned_error(prob_true, prob_pred, bin_weight):
 # ----------------------------------------------------------------------------- metrics
 
 
-@validate_params(
-    {**_PARAMETERS, "kind": [StrOptions(set(KINDS))]}, prefer_skip_nested_validation=True
-)
+# (a named dict: Sphinx's source reader cannot parse ``**`` inside a decorator's call)
+_CURVE_PARAMETERS = {**_PARAMETERS, "kind": [StrOptions(set(KINDS))]}
+
+
+@validate_params(_CURVE_PARAMETERS, prefer_skip_nested_validation=True)
 def reliability_curve(
     y_true, y_prob, *, kind="top_label", n_bins=15, labels=None, sample_weight=None
 ):

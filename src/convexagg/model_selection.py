@@ -9,9 +9,10 @@ from sklearn.base import _fit_context, clone
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
-from ._training import check_learners, subproblem
+from ._docstrings import fill_doc
+from ._training import check_learners, in_sample, subproblem
 from ._training import train as train_binaries
-from ._utils import progress, restore_on_failure
+from ._utils import Reporter, progress, restore_on_failure
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
@@ -38,6 +39,7 @@ def default_alphas(n_alphas=13):
     return np.logspace(-6, 0, n_alphas)
 
 
+@fill_doc
 class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     """Convex aggregation with ``alpha`` chosen by cross-validated log-loss.
 
@@ -55,7 +57,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     previous one); ``alpha_`` minimises the mean over folds (ties go to the
     larger ``alpha``). Which outputs those are follows ``cv``:
 
-    * ``cv=None`` (the paper's protocol: weights fitted on the binaries' outputs
+    * ``cv="in_sample"`` (the paper's protocol: weights fitted on the binaries' outputs
       on their own training rows): the binaries are trained **once per fold**
       on the fold's other rows; the weights are fitted on their outputs on
       those rows and scored on their outputs on the held-out rows, which they
@@ -69,44 +71,25 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
 
     Parameters
     ----------
-    estimator : classifier, or list of fitted binary classifiers, default=None
-        Binary learner, cloned for every column and fold
-        (``LogisticRegression()`` when None).
-    code : str or array-like, default="ovo"
-        Code matrix or its name, see :class:`CodeMatrixClassifier`.
+    %(estimator)s
+    %(code)s
     alphas : int or array-like, default=13
         Grid of regularisation strengths, or its size ``n`` for
         ``np.logspace(-6, 0, n)`` (:func:`default_alphas`).
     alpha_cv : int, cross-validation generator or iterable, default=5
         Folds on which each ``alpha`` is scored (``StratifiedKFold`` for an int).
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-        The discrepancy, as in :class:`ConvexDecoder`.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        As in :class:`ConvexDecoder`.
-    l1_ratio : float, default=None
-        As in :class:`ConvexDecoder`.
-    fit_intercept : bool, default=False
-        As in :class:`ConvexDecoder`.
-    solver : str or SolverConfig, default="auto"
-        As in :class:`ConvexDecoder`.
-    cv : int, cross-validation generator, iterable, "prefit" or None, default=5
-        Which binary outputs the weights are fitted on, as in
-        :class:`ConvexAggregationClassifier`.
-    ensemble : bool or "auto", default="auto"
-        With out-of-fold outputs, keep the fold binaries as an ensemble; see
-        :class:`CodeMatrixClassifier`.
-    n_jobs : int, default=None
-        Jobs for training and predicting the binaries (joblib).
-    random_state : int, RandomState instance or None, default=None
-        Seeds random codes and the binary learners (one seed per column, the
-        same in every fold).
-    verbose : int, default=0
-        One line per fold (and the stages of ``fit``).
-    warm_start : bool, default=False
-        Refit from the previous fit's binaries and weights; see
-        :class:`CodeMatrixClassifier`.
-    tol, max_iter, newton, dtype, init : deprecated
-        The solver settings of version 0.1, as in :class:`ConvexDecoder`.
+    %(loss)s
+    %(penalty)s
+    %(l1_ratio)s
+    %(fit_intercept)s
+    %(solver)s
+    %(cv)s
+    %(ensemble)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
+    %(deprecated_solver_settings)s
 
     Attributes
     ----------
@@ -204,10 +187,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
 
     def _fold_outputs(self, p, train, val):
         """Outputs on a fold's training and held-out rows of binaries trained on its
-        training rows (``cv=None``: the paper's in-sample protocol, honestly validated)."""
+        training rows (``cv="in_sample"``: the paper's protocol, honestly validated)."""
         fold = subproblem(p, train)
         learners = check_learners(self._learners(), p.code.shape[1], False)[0]
-        training = train_binaries(fold, learners, None, False, self.n_jobs, self._log)
+        log = Reporter(type(self).__name__, self.verbose)
+        training = train_binaries(fold, learners, "in_sample", False, self.n_jobs, log)
         members = training.members[0]
         return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
 
@@ -236,16 +220,17 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         decoder = self._make_decoder().with_solver_resolved()  # 0.1 keywords warn once
         alphas = self._alpha_grid()
         p = self._problem(X, y, decoder, sample_weight, fit_params)
-        if self.cv is not None:  # out-of-fold (or prefit) outputs, once
+        own = in_sample(self.cv)  # the binaries trained per alpha fold
+        if not own:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
-        rows = np.arange(p.y.size)[training.rows] if self.cv is not None else np.arange(p.y.size)
+        rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
         folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
         sw = p.sample_weight
         scores = []
         folds = progress(enumerate(folds), None, "alpha folds", self.verbose)
         for f, (train_part, val_part) in folds:
             fit_rows, val_rows = rows[train_part], rows[val_part]
-            if self.cv is None:
+            if own:
                 Q_train, Q_val = self._fold_outputs(p, fit_rows, val_rows)
             else:
                 Q_train, Q_val = training.Q[fit_rows], training.Q[val_rows]
@@ -266,7 +251,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             self._log(f"alpha fold {f + 1}: best alpha {best:.3g}")
         cv_scores = np.column_stack(scores)
         alpha = float(path.alphas[np.argmin(cv_scores.mean(axis=1))])  # ties: the larger
-        if self.cv is None:
+        if own:
             training = self._train(p, warm=self._warm_binaries(p))
         final = self._warm_decoder(clone(decoder).set_params(alpha=alpha), p)
         self._set_fitted(p, training, self._fit_decoder(final, training, p))

@@ -144,7 +144,7 @@ class CostSensitiveClassifier(DecisionClassifierBase):
     >>> from convexagg.decision import CostSensitiveClassifier
     >>> X, y = load_iris(return_X_y=True)
     >>> C = [[0, 1, 1], [1, 0, 10], [1, 1, 0]]  # versicolor called virginica: 10
-    >>> clf = CostSensitiveClassifier(ConvexAggregationClassifier(cv=None), cost_matrix=C)
+    >>> clf = CostSensitiveClassifier(ConvexAggregationClassifier(cv="in_sample"), cost_matrix=C)
     >>> clf.fit(X, y).predict(X[:3])
     array([0, 0, 0])
     """

@@ -234,7 +234,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
     >>> from convexagg import ConvexAggregationClassifier
     >>> from convexagg.decision import PriorShiftClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = PriorShiftClassifier(ConvexAggregationClassifier(cv=None), priors=[0.8, 0.1, 0.1])
+    >>> clf = PriorShiftClassifier(ConvexAggregationClassifier(cv="in_sample"), priors=[0.8, 0.1, 0.1])
     >>> clf.fit(X, y).predict_proba(X[:1]).round(2)
     array([[1., 0., 0.]])
     """

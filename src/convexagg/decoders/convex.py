@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
+from .._docstrings import fill_doc
 from ..aggregation import (
     PENALTIES,
     BlockedObjective,
@@ -33,6 +34,7 @@ __all__ = ["FORMULATIONS", "ConvexDecoder"]
 FORMULATIONS = ("likelihood", "large_margin", "stiffness")
 
 
+@fill_doc
 class ConvexDecoder(BaseDecoder):
     """Convex aggregation of binary classifiers (the paper's method).
 
@@ -92,39 +94,26 @@ class ConvexDecoder(BaseDecoder):
 
     Parameters
     ----------
-    alpha : float, default=1e-4
-        Regularisation strength (the paper's lambda); ``>= 0``. The penalty is
-        ``alpha/2 |w|^2`` (``"l2"``), ``alpha sum(w)`` (``"l1"``), or
-        ``alpha (l1_ratio sum(w) + (1 - l1_ratio)/2 |w|^2)`` (``"elasticnet"``,
-        as in scikit-learn); see :class:`~convexagg.aggregation.Penalty`.
-    loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
-        Discrepancy ``d``; see :mod:`convexagg.losses` for which binary outputs
-        (probabilities or margins) each accepts.
+    %(alpha)s
+    %(loss)s
     formulation : {"likelihood", "large_margin", "stiffness"}, default="likelihood"
         Training criterion, see above.
     tau : float, default=None
         Final stiffness for ``formulation="stiffness"`` (``> 0``; 100 when
         None). Setting it for another formulation raises.
-    penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        With ``w >= 0`` the L1 term is linear, so the same solvers solve all three.
-    l1_ratio : float, default=None
-        L1 share of the elastic net, in ``[0, 1]`` (0.5 when None); setting it
-        for another penalty raises.
-    fit_intercept : bool, default=False
-        Add a free intercept per class to ``rho`` (scikit-learn's name). The
-        intercepts carry the L2 term (at least 1e-6; they are unique only up to
-        a common constant otherwise) and are fitted with the weights by the
-        same solvers.
-    solver : {"auto", "projected_newton", "interior_point", "lbfgsb", \
-"projected_subgradient"} or SolverConfig, default="auto"
-        How the weights are fitted, see above.
+    %(penalty)s
+    %(l1_ratio)s
+    %(fit_intercept)s
+    %(solver)s
     warm_start : bool, default=False
         Start from the previous fit's solution when refitting with the same
         code and intercept setting (e.g. along a path of ``alpha``), by the
         solver's warm-start policy, instead of its ``init``.
     verbose : int, default=0
-        Print one line per solver iteration (objective and convergence
-        measure) when ``> 0``.
+        Progress messages, at scikit-learn's levels: 0 is silent; 1 prints
+        one line when the weights are fitted (solver iterations, final
+        objective, converged or not); 2 and above also one line per solver
+        iteration (objective and convergence measure).
     tol, max_iter, newton, dtype, init, subgradient_iter : deprecated
         The solver settings of version 0.1; set them on the solver object
         instead (``solver=InteriorPoint(tol=...)``). Given, they mean what they
@@ -356,7 +345,7 @@ class ConvexDecoder(BaseDecoder):
             )
 
     def _callback(self):
-        if not self.verbose:
+        if self.verbose < 2:
             return None
 
         def report(record):
@@ -393,6 +382,13 @@ class ConvexDecoder(BaseDecoder):
         if objective_value is None:
             objective_value = result.history["objective"][-1]
         self.objective_ = float(objective_value)
+        if self.verbose:
+            state = "converged" if self.converged_ else "not converged"
+            print(
+                f"[ConvexDecoder] weights: {self.n_iter_} iterations, final objective "
+                f"{self.objective_:.6g}, {state}",
+                flush=True,
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba", sample_weight=None):

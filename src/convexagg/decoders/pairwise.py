@@ -161,6 +161,8 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
     Parameters
     ----------
     method : {"wu_lin_weng", "hastie_tibshirani"}, default="wu_lin_weng"
+        The coupling: Wu, Lin & Weng's least-squares method (LIBSVM's) or
+        Hastie & Tibshirani's iterative scaling; both described above.
     weights : {"uniform", "n_samples"} or array-like, default="uniform"
         Pair weights ``v_ab`` of Hastie-Tibshirani (their paper uses the pair's
         training count, ``"n_samples"``). Wu-Lin-Weng's method is unweighted and

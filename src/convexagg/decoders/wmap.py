@@ -133,6 +133,9 @@ class WMAPDecoder(BradleyTerryDecoder):
     Parameters
     ----------
     weights : {"learned", "n_samples", "uniform"}, default="learned"
+        The classifiers' weights ``w``: learned by maximising the criterion
+        (WMAP proper), fixed at the binary problems' training shares, or
+        uniform; see "Weights" above.
     prior_strength : float, default=1e-3
         ``c`` (the spec's reconstruction; 1e-3 reproduces the size of the SDM
         tables' Brier-score gap to GBTM; always report it).

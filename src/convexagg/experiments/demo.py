@@ -93,7 +93,7 @@ def decoder_comparison(random_state=0):
     scaler = StandardScaler().fit(X_tr)
     X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
     # the paper's protocol: one set of binaries, every decoder fitted on their training outputs
-    clf = CodeMatrixClassifier(LogisticRegression(max_iter=1000), code="ovo", cv=None)
+    clf = CodeMatrixClassifier(LogisticRegression(max_iter=1000), code="ovo", cv="in_sample")
     clf.fit(X_tr, y_tr)
     decoders = {
         "convex (paper)": ConvexDecoder(),

@@ -1,0 +1,158 @@
+"""Parameter descriptions shared by several estimators, written once.
+
+A parameter that means the same in several classes (the estimators hand the
+decoder's parameters to :class:`~convexagg.ConvexDecoder` unchanged) is described
+here, and each class's docstring names it on a line of its own as
+``%(name)s``; :func:`fill_doc` puts the text there, so every estimator's page
+documents every parameter where the user reads it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["PARAMETERS", "fill_doc", "public_signature"]
+
+PARAMETERS = {
+    # -- the estimators (CodeMatrixClassifier and its subclasses) --
+    "estimator": """\
+estimator : classifier, or list of classifiers, default=None
+    Binary learner, cloned for each code column (and each fold);
+    :class:`~sklearn.linear_model.LogisticRegression` when None. A list holds one learner per code
+    column (a different learner per binary problem, as MATLAB's ``fitcecoc``
+    allows), or, with ``cv="prefit"``, one fitted binary classifier per
+    column, trained with the positive side as its larger class label (``1``
+    or ``True``). The outputs are ``predict_proba`` if every learner has
+    one, else ``decision_function`` margins.""",
+    "code": """\
+code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or \
+array-like, default="ovo"
+    Code matrix or its name; see :func:`convexagg.codes.make_code`. An array
+    has shape ``(n_classes, n_classifiers)`` with rows in the order of
+    ``classes_`` (sorted labels); entries ``+1`` (positive side), ``-1``
+    (negative side), ``0`` (class left out of that binary problem).""",
+    "cv": """\
+cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default=5
+    Which binary outputs the weights (the decoder) are fitted on. An int
+    (folds of :class:`~sklearn.model_selection.StratifiedKFold`) or a
+    splitter: out-of-fold outputs, which look like the outputs the binaries
+    give at test time (see ``ensemble``). "in_sample": the outputs of binaries trained on all
+    rows, on those same rows (the paper's protocol: one set of binaries,
+    but their outputs on their own training rows are more confident than at
+    test time, and weights fitted on them give overconfident probabilities;
+    QUALITY.md measures it). "prefit": ``estimator`` holds already-fitted
+    binaries and only the decoder is fitted. None means "in_sample" with a
+    ``FutureWarning`` (its name before 0.2; in scikit-learn ``cv=None`` is 5
+    folds, and it will be here in 0.3).""",
+    "ensemble": """\
+ensemble : bool or "auto", default="auto"
+    With out-of-fold outputs: keep the binaries of every fold and average
+    the members' predictions (``True``, as
+    :class:`~sklearn.calibration.CalibratedClassifierCV` does:
+    the test-time outputs come from the models whose outputs the decoder
+    was fitted on), or refit the binaries on all rows (``False``). "auto"
+    is True. Setting it with ``cv="in_sample"`` or ``"prefit"`` raises.""",
+    "n_jobs": """\
+n_jobs : int, default=None
+    Jobs for training and predicting the binaries (joblib). Under
+    ``joblib.parallel_config(backend="dask")`` (with a ``distributed``
+    client) the binary problems are trained on the Dask workers.""",
+    "random_state": """\
+random_state : int, RandomState instance or None, default=None
+    Seeds random codes and the binary learners' own ``random_state``
+    parameters where those are left at None (one seed per column, the same
+    in every fold); an int makes ``fit`` reproducible. A cross-validation
+    splitter passed as ``cv`` keeps its own seed.""",
+    "verbose": """\
+verbose : int, default=0
+    Progress messages, at scikit-learn's levels: 0 is silent; 1 prints a
+    line per stage of ``fit`` (the binaries: fold by fold, how many are
+    trained and the time elapsed; the decoder: for
+    :class:`~convexagg.ConvexDecoder`, its iterations and final objective)
+    and, where standard error is a terminal and tqdm is installed, a
+    progress bar over the binaries; 2 and above add a line per binary and
+    the solver's line per iteration. The decoder gets this level
+    where it has a ``verbose`` parameter.""",
+    "warm_start": """\
+warm_start : bool, default=False
+    Refit reusing the previous fit when the classes and the code are the
+    same: its binaries are refitted in place rather than cloned afresh (a
+    learner's own ``warm_start`` then continues from its solution), and a
+    decoder with ``warm_start`` (the convex aggregation's weights) starts
+    from its previous solution. Binaries fitted per fold are always fresh.""",
+    # -- the convex aggregation's model (ConvexDecoder and the estimators that hand them on) --
+    "alpha": """\
+alpha : float, default=1e-4
+    Regularisation strength (the paper's lambda); ``>= 0``. The penalty is
+    ``alpha/2 |w|^2`` (``"l2"``), ``alpha sum(w)`` (``"l1"``), or
+    ``alpha (l1_ratio sum(w) + (1 - l1_ratio)/2 |w|^2)`` (``"elasticnet"``,
+    as in scikit-learn); see :class:`~convexagg.aggregation.Penalty`.""",
+    "loss": """\
+loss : {"cross_entropy", "exponential", "logistic", "hinge"}, default="cross_entropy"
+    Discrepancy ``d`` between a code entry and a binary output, summed with
+    the weights into each class's discrepancy; see :mod:`convexagg.losses`
+    for which binary outputs (probabilities or margins) each accepts.""",
+    "penalty": """\
+penalty : {"l2", "l1", "elasticnet"}, default="l2"
+    The regularisation of the weights (see ``alpha``). With ``w >= 0`` the
+    L1 term is linear, so the same solvers solve all three.""",
+    "l1_ratio": """\
+l1_ratio : float, default=None
+    L1 share of the elastic net, in ``[0, 1]`` (0.5 when None); setting it
+    for another penalty raises.""",
+    "fit_intercept": """\
+fit_intercept : bool, default=False
+    Add a free intercept per class to the class discrepancies (scikit-learn's
+    name). The intercepts carry the L2 term (at least 1e-6; they are unique
+    only up to a common constant otherwise) and are fitted with the weights
+    by the same solvers.""",
+    "solver": """\
+solver : {"auto", "projected_newton", "interior_point", "lbfgsb", \
+"projected_subgradient"} or SolverConfig, default="auto"
+    How the weights are fitted; one parameter carries every setting of the
+    fit (:mod:`convexagg.solvers`). ``"auto"`` is the projected Newton method
+    (:class:`~convexagg.solvers.ProjectedNewton`), the fastest reliable
+    solver measured (``BENCHMARKS.md``); ``"interior_point"`` is the paper's
+    Algorithm 1 exactly (:class:`~convexagg.solvers.InteriorPoint`, which
+    ``convexagg reproduce`` pins). A configuration object sets the rest,
+    e.g. ``solver=InteriorPoint(method="predictor_corrector", tol=1e-6)``,
+    and its settings are grid-searchable (``solver__tol``). A setting the
+    training criterion cannot use raises an error naming both.""",
+    "deprecated_solver_settings": """\
+tol, max_iter, newton, dtype, init : deprecated
+    The solver settings of version 0.1; set them on the solver object
+    instead (``solver=InteriorPoint(tol=...)``). Given, they mean what they
+    meant in 0.1 (the paper's interior point with those settings) and a
+    ``FutureWarning`` says what to write. Removed in 0.3; not shown in the
+    signature.""",
+}
+
+_PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def fill_doc(obj):
+    """Replace each line ``%(name)s`` of ``obj.__doc__`` by ``PARAMETERS[name]``,
+    indented as the line was; an unknown name raises (a typo must not ship)."""
+
+    def entry(match):
+        indent, name = match.groups()
+        if name not in PARAMETERS:
+            raise KeyError(f"{obj.__qualname__}'s docstring names an unknown parameter {name!r}")
+        return "\n".join(indent + line if line else line for line in PARAMETERS[name].split("\n"))
+
+    obj.__doc__ = _PLACEHOLDER.sub(entry, obj.__doc__)
+    return obj
+
+
+def public_signature(cls):
+    """The signature of ``cls`` without its deprecated keywords (default
+    ``"deprecated"``): what the API pages show. The keywords keep working."""
+    import inspect
+
+    signature = inspect.signature(cls)
+    kept = [
+        p
+        for p in signature.parameters.values()
+        if not (isinstance(p.default, str) and p.default == "deprecated")
+    ]
+    return signature.replace(parameters=kept)

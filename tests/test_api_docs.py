@@ -1,0 +1,85 @@
+"""The API pages: every estimator documents every parameter of its ``__init__`` where the
+user reads it (not "as in" another class), and deprecated keywords leave the signature."""
+
+import inspect
+import re
+
+import pytest
+from numpydoc.docscrape import ClassDoc
+from sklearn.base import BaseEstimator
+
+import convexagg
+from convexagg import solvers
+from convexagg._docstrings import PARAMETERS, fill_doc, public_signature
+
+
+def _estimators():
+    found = {}
+    for module in (convexagg, solvers):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+                found[f"{module.__name__}.{name}"] = obj
+    return found
+
+
+ESTIMATORS = _estimators()
+
+
+def _documented(cls):
+    """``{parameter name: description}`` of the numpydoc Parameters section."""
+    documented = {}
+    for entry in ClassDoc(cls)["Parameters"]:
+        for name in entry.name.split(","):
+            documented[name.strip()] = " ".join(entry.desc).strip()
+    return documented
+
+
+def test_the_estimators_are_found():
+    names = {cls.__name__ for cls in ESTIMATORS.values()}
+    assert {"ConvexAggregationClassifier", "ConvexAggregationClassifierCV"} <= names
+    assert {"CodeMatrixClassifier", "ConvexDecoder", "WMAPDecoder", "InteriorPoint"} <= names
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_every_parameter_is_documented_on_the_estimators_own_page(name):
+    cls = ESTIMATORS[name]
+    documented = _documented(cls)
+    for parameter in public_signature(cls).parameters:
+        assert parameter in documented, f"{name} does not document {parameter!r}"
+        text = documented[parameter]
+        assert len(text) >= 10, f"{name}.{parameter}: no description ({text!r})"
+        # a description that only sends the reader to another page is not one
+        assert not re.match(r"(as in|see|like)\b", text, re.IGNORECASE), (name, parameter, text)
+
+
+def test_deprecated_keywords_leave_the_signature_but_keep_working():
+    cls = convexagg.ConvexAggregationClassifier
+    full = inspect.signature(cls).parameters
+    shown = public_signature(cls).parameters
+    hidden = set(full) - set(shown)
+    assert hidden == {"tol", "max_iter", "newton", "dtype", "init"}
+    assert "deprecated" not in str(public_signature(cls))
+    assert cls(tol=1e-6).get_params()["tol"] == 1e-6  # still a parameter
+    assert list(shown) == [p for p in full if p not in hidden]  # order kept
+
+
+def test_fill_doc_puts_the_shared_text_at_the_placeholders_indentation():
+    class Example:
+        """Summary.
+
+        Parameters
+        ----------
+        %(alpha)s
+        """
+
+    fill_doc(Example)
+    first, second = PARAMETERS["alpha"].split("\n")[:2]
+    assert f"\n        {first}\n        {second}\n" in Example.__doc__
+    assert "%(" not in Example.__doc__
+
+    class Typo:
+        """%(alpah)s"""
+
+    with pytest.raises(KeyError, match="alpah"):
+        fill_doc(Typo)
