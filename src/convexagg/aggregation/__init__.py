@@ -15,6 +15,8 @@ objective only through the contract of :class:`convexagg.solvers.Objective`.
   ``O(n nnz)`` per product, float64 or float32: what the decoder fits with),
   :class:`~convexagg.aggregation.distributed.DaskObjective` (row blocks of a
   Dask array, one pass per evaluation; imported on use);
+* entry weights, one per nonzero code entry (:mod:`~convexagg.aggregation.entries`):
+  the same objectives on an expanded code;
 * the section-4 objectives: :class:`StiffnessObjective` (eq. 30) and
   :class:`LargeMarginObjective` (eq. 27);
 Every objective offers what :class:`convexagg.solvers.Objective` declares, the
@@ -23,6 +25,7 @@ contract the solvers rely on.
 
 from .blocked import BlockedObjective, reencode
 from .dense import DenseObjective, check_sample_weight
+from .entries import code_entries, entry_matrix, expand_code
 from .discrepancy import (
     discrepancies,
     output_discrepancies,
@@ -44,7 +47,10 @@ __all__ = [
     "Point",
     "StiffnessObjective",
     "check_sample_weight",
+    "code_entries",
     "discrepancies",
+    "entry_matrix",
+    "expand_code",
     "output_discrepancies",
     "pullback",
     "reencode",

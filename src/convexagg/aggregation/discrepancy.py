@@ -82,12 +82,16 @@ def side_indicators(code):
 def side_weights(code, w):
     """Side weights ``W = E.T * [w, w][:, None]``, so that ``rho = L @ W``.
 
+    With entry weights (a ``(K, M)`` matrix ``U``, see
+    :mod:`~convexagg.aggregation.entries`) each entry has its own weight:
+    ``W = E.T * [U.T; U.T]``.
+
     Parameters
     ----------
     code : ndarray of shape (K, M)
         The code matrix.
-    w : ndarray of shape (M,)
-        Aggregation weights.
+    w : ndarray of shape (M,) or (K, M)
+        Aggregation weights, one per column or one per entry.
 
     Returns
     -------
@@ -95,6 +99,8 @@ def side_weights(code, w):
         The side weights.
     """
     w = np.asarray(w, dtype=np.float64)
+    if w.ndim == 2:
+        return side_indicators(code) * np.vstack([w.T, w.T])
     return side_indicators(code) * np.concatenate([w, w])[:, None]
 
 
@@ -163,8 +169,8 @@ def output_discrepancies(
         Binary outputs, validated.
     code : ndarray of shape (K, M)
         The code matrix.
-    w : ndarray of shape (M,)
-        Aggregation weights.
+    w : ndarray of shape (M,) or (K, M)
+        Aggregation weights, one per column or one per entry (:func:`side_weights`).
     intercept : ndarray of shape (K,), default=None
         Class intercepts; none when None.
     loss : str, default="cross_entropy"
