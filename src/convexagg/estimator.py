@@ -714,6 +714,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         As in :class:`ConvexDecoder`.
     fit_intercept : bool, default=False
         A free intercept per class, as in :class:`ConvexDecoder`.
+    entry_weight_shrinkage : float, default=None
+        A weight per nonzero code entry, shrunk toward one weight per binary
+        classifier with this strength; None: one weight per classifier. As in
+        :class:`ConvexDecoder`.
     solver : str or SolverConfig, default="auto"
         How the weights are fitted, as in :class:`ConvexDecoder`.
     cv : int, cross-validation generator, iterable, "prefit" or None, default=5
@@ -739,6 +743,9 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     ----------
     weights_ : ndarray of shape (n_classifiers,)
         Learned aggregation weights.
+    entry_weights_ : ndarray of shape (n_classes, n_classifiers)
+        The weight of each code entry (``weights_`` in every nonzero entry of
+        its column without ``entry_weight_shrinkage``).
     intercept_ : ndarray of shape (n_classes,)
         Learned class intercepts (zeros without ``fit_intercept``).
     n_iter_ : int
@@ -766,6 +773,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         penalty="l2",
         l1_ratio=None,
         fit_intercept=False,
+        entry_weight_shrinkage=None,
         solver="auto",
         cv=5,
         ensemble="auto",
@@ -786,6 +794,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
+        self.entry_weight_shrinkage = entry_weight_shrinkage
         self.solver = solver
         self.cv = cv
         self.ensemble = ensemble
@@ -822,6 +831,12 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         """Learned aggregation weights, one per binary classifier (the decoder's)."""
         check_is_fitted(self)
         return self.decoder_.weights_
+
+    @property
+    def entry_weights_(self):
+        """The weight of each code entry, ``(n_classes, n_classifiers)`` (the decoder's)."""
+        check_is_fitted(self)
+        return self.decoder_.entry_weights_
 
     @property
     def intercept_(self):

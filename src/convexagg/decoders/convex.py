@@ -203,7 +203,7 @@ class ConvexDecoder(BaseDecoder):
         "penalty": [StrOptions(set(PENALTIES))],
         "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
         "fit_intercept": ["boolean"],
-        "entry_weight_shrinkage": [Interval(Real, 0, None, closed="neither"), None],
+        "entry_weight_shrinkage": [Interval(Real, 0, None, closed="right"), None],
         "solver": SOLVER_CONSTRAINT,
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
