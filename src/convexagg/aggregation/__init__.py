@@ -25,7 +25,6 @@ contract the solvers rely on.
 
 from .blocked import BlockedObjective, reencode
 from .dense import DenseObjective, check_sample_weight
-from .entries import code_entries, entry_matrix, expand_code
 from .discrepancy import (
     discrepancies,
     output_discrepancies,
@@ -34,6 +33,7 @@ from .discrepancy import (
     side_weights,
     stack_losses,
 )
+from .entries import code_entries, entry_matrix, expand_code
 from .margin import LargeMarginObjective, StiffnessObjective
 from .penalty import PENALTIES, Penalty
 from .point import Point

@@ -29,8 +29,8 @@ convex (the partial minimum of a convex function; its Hessian
 every solver solves it unchanged. At ``u_l = c 1`` it is
 ``l2/2 c^2 * shrink n_l / (l2 + shrink n_l)``, tending to the shared-weight
 penalty ``l2/2 c^2`` as ``shrink -> inf``, while a deviation from ``u_l = c 1``
-costs ``shrink/2`` times its squared norm: the fit tends to the shared-weight one. Only the quadratic
-penalty (``l1 = 0``) has this form: with ``w >= 0`` under an L1 term the
+costs ``shrink/2`` times its squared norm: the fit tends to the shared-weight
+one. Only the quadratic penalty (``l1 = 0``) has this form: with ``w >= 0`` under an L1 term the
 minimum over ``w`` is only piecewise quadratic.
 """
 
