@@ -47,7 +47,7 @@ import numpy as np
 
 from ._optional import MissingDependencyError
 from ._version import __version__
-from .codes import CODE_NAMES
+from .codes import CODE_NAMES, check_code_name
 
 # the bundle `convexagg fit` saves: the model plus what predict needs to read a CSV
 BUNDLE_FORMAT = "convexagg-cli-model/1"
@@ -61,6 +61,15 @@ PAPER_DATASETS = (
     "vowel",
     "letter",
 )
+
+
+def _code_name(name):
+    """``--code``: a code name or several joined by ``+``."""
+    try:
+        check_code_name(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return name
 
 
 def _csv_list(text):
@@ -104,7 +113,13 @@ def build_parser():
     fit.add_argument("train", metavar="TRAIN.csv", help="training data with a header row")
     fit.add_argument("--target", required=True, metavar="COLUMN", help="the class label column")
     fit.add_argument("--out", required=True, metavar="MODEL.skops", help="where to save the model")
-    fit.add_argument("--code", default="ovo", choices=CODE_NAMES, help="code matrix (default ovo)")
+    fit.add_argument(
+        "--code",
+        default="ovo",
+        type=_code_name,
+        metavar="{" + ",".join(CODE_NAMES) + "}",
+        help="code matrix (default ovo); several joined by '+' (ovo+ovr) in one code",
+    )
     fit.add_argument("--alpha", type=float, default=1e-4, help="L2 regularisation of the weights")
     fit.add_argument("--loss", default="cross_entropy", choices=["cross_entropy", "exponential"])
     fit.add_argument(

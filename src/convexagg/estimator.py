@@ -37,7 +37,7 @@ from ._training import (
 )
 from ._utils import restore_on_failure
 from .binary import column_seeds, predict_binaries
-from .codes import CODE_NAMES, make_code
+from .codes import make_code
 from .decoders import ConvexDecoder
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
@@ -129,7 +129,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``decision_function`` margins.
     code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or array-like, \
 default="ovo"
-        Code matrix or its name; see :func:`convexagg.codes.make_code`. An array
+        Code matrix or its name; see :func:`convexagg.codes.make_code`. Names
+        joined by ``+`` (``"ovo+ovr"``) put several decompositions in one code,
+        weighed by one aggregation (repeated columns dropped). An array
         has shape ``(n_classes, n_classifiers)`` with rows in the order of
         ``classes_`` (sorted labels).
     decoder : decoder, default=None
@@ -203,7 +205,7 @@ default="ovo"
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"]), list, tuple, None],
-        "code": [StrOptions(set(CODE_NAMES)), "array-like"],
+        "code": [str, "array-like"],  # a name, or names joined by "+": make_code checks
         "decoder": [HasMethods(["fit"]), None],
         "cv": ["cv_object", StrOptions({"prefit"})],
         "ensemble": ["boolean", StrOptions({"auto"})],
