@@ -169,12 +169,13 @@ def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routin
     return (params if per_column else params * n_columns), split
 
 
-def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
+def train(p, learners, cv, ensemble, n_jobs, log, warm=None, oof=None):
     """The binaries and the outputs the decoder is fitted on (see the module docstring).
 
     ``warm``: binaries fitted before, one per column, refitted in place (a
     learner's own ``warm_start`` then applies); only used when the binaries
-    are trained on all rows.
+    are trained on all rows. ``oof``: :func:`out_of_fold`'s result for these
+    learners when already computed (kept members if ``ensemble``).
     """
     M = p.code.shape[1]
     if cv == "prefit":
@@ -183,7 +184,7 @@ def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
         log(f"training {M} binary classifiers")
         estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, p.output)
         return Training([estimators], Q, slice(None))
-    members, Q, rows, tests = out_of_fold(p, learners, cv, n_jobs, keep=ensemble)
+    members, Q, rows, tests = oof or out_of_fold(p, learners, cv, n_jobs, keep=ensemble)
     log(f"out-of-fold outputs: {len(tests)} folds x {M} binary classifiers")
     if ensemble:
         return Training(members, Q, rows, tests=tests)

@@ -24,6 +24,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
 from ._training import (
     Problem,
@@ -726,6 +727,16 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         Which binary outputs the weights are fitted on: out-of-fold by default;
         None is the paper's protocol (in-sample outputs). See
         :class:`CodeMatrixClassifier`.
+    binary_param_grid : dict or list of dicts, default=None
+        Parameters of the binary learner to choose on the out-of-fold outputs,
+        as ``GridSearchCV``'s ``param_grid`` (e.g. ``{"C": [0.01, 0.1, 1,
+        10]}``; a ``Pipeline``'s ``"logisticregression__C"``), set on every
+        binary learner. For each candidate the fold binaries are trained, the
+        aggregation is fitted on their out-of-fold outputs, and the candidate
+        of smallest aggregated out-of-fold log-loss is kept (its fold binaries
+        as the ensemble, or refitted on all rows with ``ensemble=False``).
+        Needs out-of-fold outputs (``cv`` an int or a splitter). None: the
+        learner as given.
     ensemble : bool or "auto", default="auto"
         With out-of-fold outputs, keep the fold binaries as an ensemble; see
         :class:`CodeMatrixClassifier`.
@@ -752,6 +763,11 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         Learned class intercepts (zeros without ``fit_intercept``).
     n_iter_ : int
         Solver iterations.
+    best_binary_params_ : dict
+        With ``binary_param_grid``: the chosen parameters of the binary learner.
+    binary_grid_results_ : dict
+        With ``binary_param_grid``: ``"params"`` (the candidates, in order) and
+        ``"log_loss"`` (ndarray, each one's aggregated out-of-fold log-loss).
     classes_, code_matrix_, estimators_, decoder_, binary_output_, n_features_in_
         As in :class:`CodeMatrixClassifier`.
 
@@ -778,6 +794,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         entry_weight_shrinkage=None,
         solver="auto",
         cv=5,
+        binary_param_grid=None,
         ensemble="auto",
         n_jobs=None,
         random_state=None,
@@ -799,6 +816,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.entry_weight_shrinkage = entry_weight_shrinkage
         self.solver = solver
         self.cv = cv
+        self.binary_param_grid = binary_param_grid
         self.ensemble = ensemble
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -809,6 +827,8 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.newton = newton
         self.dtype = dtype
         self.init = init
+
+    _own_constraints = {"binary_param_grid": [dict, list, None]}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -827,6 +847,35 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     def _make_decoder(self, **overrides):
         params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
         return ConvexDecoder(**{**params, **overrides})
+
+    def _learners(self):
+        """The learner(s), with the chosen ``binary_param_grid`` parameters once fitted
+        (``fit_decoder``'s new fold models use them)."""
+        learners = super()._learners()
+        chosen = getattr(self, "best_binary_params_", None)
+        if chosen is None or getattr(self, "binary_param_grid", None) is None:
+            return learners
+        return learners_with(learners, chosen)
+
+    def _train(self, p, warm=None):
+        grid = getattr(self, "binary_param_grid", None)  # not a parameter of the CV estimator
+        if grid is None:
+            return super()._train(p, warm)
+        learners = check_learners(super()._learners(), p.code.shape[1], self.cv == "prefit")[0]
+        candidates = check_param_grid(grid, learners, self.cv)
+        ensemble = self._ensembled()
+
+        def fit_decoder(training):
+            return self._fit_decoder(self._make_decoder(), training, p)
+
+        best, scores, chosen, oof = select_binaries(
+            p, learners, candidates, self.cv, ensemble, self.n_jobs, fit_decoder, self._log
+        )
+        training = train(p, chosen, self.cv, ensemble, self.n_jobs, self._log, warm, oof=oof)
+        # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
+        self.best_binary_params_ = candidates[best]
+        self.binary_grid_results_ = {"params": candidates, "log_loss": scores}
+        return training
 
     @property
     def weights_(self):
