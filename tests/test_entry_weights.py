@@ -305,3 +305,18 @@ def test_estimator_with_entry_weights_and_intercepts(tmp_path):
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     save(clf, tmp_path / "model.skops")
     np.testing.assert_array_equal(load(tmp_path / "model.skops").predict_proba(X), P)
+
+
+def test_what_is_stated_for_shared_weights_refuses_entry_weights():
+    from convexagg.path import regularization_path
+    from convexagg.theory import generalization_bound
+
+    code = CODES["ovo"]
+    Q, y = _data(code, n=60)
+    dec = ConvexDecoder(entry_weight_shrinkage=0.3)
+    with pytest.raises(ValueError, match="entry_weight_shrinkage=0.3"):
+        regularization_path(Q, y, code, [1e-2, 1e-3], decoder=dec)
+    with pytest.raises(ValueError, match="entry_weight_shrinkage"):
+        generalization_bound(dec.fit(Q, y, code), Q, y)
+    shared = ConvexDecoder(entry_weight_shrinkage=np.inf).fit(Q, y, code)
+    assert generalization_bound(shared, Q, y).total > 0
