@@ -114,3 +114,13 @@ def test_settings_that_cannot_apply(wine):
     with pytest.raises(ValueError):
         clf.fit(X, y)
     assert not hasattr(clf, "best_binary_params_")
+
+
+def test_a_refit_with_warm_start_uses_the_new_choice(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(
+        binary_param_grid={"C": [0.01]}, cv=3, ensemble=False, warm_start=True
+    ).fit(X, y)
+    clf.set_params(binary_param_grid={"C": [1.0]}).fit(X, y)
+    assert clf.best_binary_params_ == {"C": 1.0}
+    assert all(est.C == 1.0 for est in clf.estimators_)

@@ -871,7 +871,8 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         best, scores, chosen, oof = select_binaries(
             p, learners, candidates, self.cv, ensemble, self.n_jobs, fit_decoder, self._log
         )
-        training = train(p, chosen, self.cv, ensemble, self.n_jobs, self._log, warm, oof=oof)
+        # no warm binaries: refitted in place they would keep their previous parameters
+        training = train(p, chosen, self.cv, ensemble, self.n_jobs, self._log, None, oof=oof)
         # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
         self.best_binary_params_ = candidates[best]
         self.binary_grid_results_ = {"params": candidates, "log_loss": scores}
