@@ -50,9 +50,11 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 __all__ = [
     "CODE_NAMES",
+    "CodeNames",
     "check_code_matrix",
     "check_code_name",
     "concatenate_codes",
@@ -77,6 +79,40 @@ CODE_NAMES = (
     "sparse_random",
     "dense_random",
 )
+
+
+class CodeNames(StrOptions):
+    """Parameter constraint: a code name, or several distinct names joined by ``+``.
+
+    Parameters
+    ----------
+    options : set of str
+        The names.
+    deprecated : set of str, default=None
+        Names that are deprecated (as for scikit-learn's ``StrOptions``).
+    """
+
+    def is_satisfied_by(self, val):
+        """Whether ``val`` is a name or a ``+``-join of distinct names.
+
+        Parameters
+        ----------
+        val : object
+            The parameter's value.
+
+        Returns
+        -------
+        satisfied : bool
+            True for a valid name.
+        """
+        if not isinstance(val, str):
+            return False
+        parts = val.split("+")
+        return len(set(parts)) == len(parts) and all(part in self.options for part in parts)
+
+    def __str__(self):
+        return f"{super().__str__()} or several of them joined by '+'"
+
 
 # The largest K for which ternary_complete builds its (3^K - 2^(K+1) + 1)/2 columns:
 # 28,501 at K = 10, the scale of complete's limit (32,767 columns at K = 16); K = 11

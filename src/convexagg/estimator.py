@@ -38,7 +38,7 @@ from ._training import (
 )
 from ._utils import restore_on_failure
 from .binary import column_seeds, predict_binaries
-from .codes import make_code
+from .codes import CODE_NAMES, CodeNames, make_code
 from .decoders import ConvexDecoder
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
@@ -206,7 +206,7 @@ default="ovo"
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"]), list, tuple, None],
-        "code": [str, "array-like"],  # a name, or names joined by "+": make_code checks
+        "code": [CodeNames(set(CODE_NAMES)), "array-like"],
         "decoder": [HasMethods(["fit"]), None],
         "cv": ["cv_object", StrOptions({"prefit"})],
         "ensemble": ["boolean", StrOptions({"auto"})],
