@@ -246,8 +246,10 @@ class Penalty:
             The penalty.
         """
         w, b = x[:n_weights], x[n_weights:]
+        # the shared-weight form as before to the last bit (the paper's reproduction)
+        quadratic = float(w @ self._quadratic(x, n_weights)) if self.entry_weights else None
         return (
-            0.5 * float(w @ self._quadratic(x, n_weights))
+            (0.5 * self.l2 * float(w @ w) if quadratic is None else 0.5 * quadratic)
             + self.l1 * float(np.sum(w))
             + 0.5 * (self.intercept_l2 * float(b @ b))
         )
