@@ -50,11 +50,9 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import StrOptions
 
 __all__ = [
     "CODE_NAMES",
-    "CodeNames",
     "check_code_matrix",
     "check_code_name",
     "concatenate_codes",
@@ -79,39 +77,6 @@ CODE_NAMES = (
     "sparse_random",
     "dense_random",
 )
-
-
-class CodeNames(StrOptions):
-    """Parameter constraint: a code name, or several distinct names joined by ``+``.
-
-    Parameters
-    ----------
-    options : set of str
-        The names.
-    deprecated : set of str, default=None
-        Names that are deprecated (as for scikit-learn's ``StrOptions``).
-    """
-
-    def is_satisfied_by(self, val):
-        """Whether ``val`` is a name or a ``+``-join of distinct names.
-
-        Parameters
-        ----------
-        val : object
-            The parameter's value.
-
-        Returns
-        -------
-        satisfied : bool
-            True for a valid name.
-        """
-        if not isinstance(val, str):
-            return False
-        parts = val.split("+")
-        return len(set(parts)) == len(parts) and all(part in self.options for part in parts)
-
-    def __str__(self):
-        return f"{super().__str__()} or several of them joined by '+'"
 
 
 # The largest K for which ternary_complete builds its (3^K - 2^(K+1) + 1)/2 columns:
@@ -601,6 +566,8 @@ def make_code(spec, n_classes, random_state=None):
     """
     n_classes = _check_n_classes(n_classes)
     if isinstance(spec, str) and "+" in spec:
+        from sklearn.utils import check_random_state  # not on `convexagg --help`'s path
+
         rng = check_random_state(random_state)  # one generator for every random part
         parts = check_code_name(spec)
         return concatenate_codes(*(make_code(part, n_classes, rng) for part in parts))

@@ -38,7 +38,7 @@ from ._training import (
 )
 from ._utils import restore_on_failure
 from .binary import column_seeds, predict_binaries
-from .codes import CODE_NAMES, CodeNames, make_code
+from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
@@ -108,6 +108,19 @@ def _decoder_has(attr):
         return hasattr(decoder if decoder is not None else self._make_decoder(), attr)
 
     return check
+
+
+class _CodeNames(StrOptions):
+    """Constraint of ``code``: a code name, or several distinct names joined by ``+``."""
+
+    def is_satisfied_by(self, val):
+        try:
+            return isinstance(val, str) and bool(check_code_name(val))
+        except ValueError:
+            return False
+
+    def __str__(self):
+        return f"{super().__str__()} or several of them joined by '+'"
 
 
 class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -206,7 +219,7 @@ default="ovo"
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"]), list, tuple, None],
-        "code": [CodeNames(set(CODE_NAMES)), "array-like"],
+        "code": [_CodeNames(set(CODE_NAMES)), "array-like"],
         "decoder": [HasMethods(["fit"]), None],
         "cv": ["cv_object", StrOptions({"prefit"})],
         "ensemble": ["boolean", StrOptions({"auto"})],
