@@ -52,8 +52,11 @@ def test_it_is_the_estimator_it_tunes_with_every_keyword_but_alpha():
     assert issubclass(ConvexAggregationClassifierCV, ConvexAggregationClassifier)
     parent = set(inspect.signature(ConvexAggregationClassifier).parameters)
     child = set(inspect.signature(ConvexAggregationClassifierCV).parameters)
-    assert child == parent - {"alpha"} | {"alphas", "alpha_cv"}
-    assert "alpha" not in ConvexAggregationClassifierCV().get_params()
+    # the regularisation path has one weight per classifier and fixed binaries: entry
+    # weights and a grid over the binaries' parameters are the parent's alone
+    not_tuned = {"alpha", "entry_weight_shrinkage", "binary_param_grid"}
+    assert child == parent - not_tuned | {"alphas", "alpha_cv"}
+    assert not not_tuned & set(ConvexAggregationClassifierCV().get_params())
 
 
 def test_binaries_are_trained_once_per_fold_not_per_alpha(iris):

@@ -27,8 +27,10 @@ estimator : classifier, or list of classifiers, default=None
     "code": """\
 code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or \
 array-like, default="ovo"
-    Code matrix or its name; see :func:`convexagg.codes.make_code`. An array
-    has shape ``(n_classes, n_classifiers)`` with rows in the order of
+    Code matrix or its name; see :func:`convexagg.codes.make_code`. Names
+    joined by ``+`` (``"ovo+ovr"``) put several decompositions in one code,
+    weighed by one aggregation (a column repeating an earlier one, up to
+    sign, is dropped). An array has shape ``(n_classes, n_classifiers)`` with rows in the order of
     ``classes_`` (sorted labels); entries ``+1`` (positive side), ``-1``
     (negative side), ``0`` (class left out of that binary problem).""",
     "cv": """\
@@ -44,6 +46,17 @@ cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default
     binaries and only the decoder is fitted. None means "in_sample" with a
     ``FutureWarning`` (its name before 0.2; in scikit-learn ``cv=None`` is 5
     folds, and it will be here in 0.3).""",
+    "binary_param_grid": """\
+binary_param_grid : dict or list of dicts, default=None
+    Parameters of the binary learner to choose on the out-of-fold outputs,
+    as ``GridSearchCV``'s ``param_grid`` (e.g. ``{"C": [0.01, 0.1, 1,
+    10]}``; a ``Pipeline``'s ``"logisticregression__C"``), set on every
+    binary learner. For each candidate the fold binaries are trained, the
+    aggregation is fitted on their out-of-fold outputs, and the candidate
+    of smallest aggregated out-of-fold log-loss is kept (its fold binaries
+    as the ensemble, or refitted on all rows with ``ensemble=False``).
+    Needs out-of-fold outputs (``cv`` an int or a splitter). None: the
+    learner as given.""",
     "ensemble": """\
 ensemble : bool or "auto", default="auto"
     With out-of-fold outputs: keep the binaries of every fold and average
@@ -106,6 +119,19 @@ fit_intercept : bool, default=False
     name). The intercepts carry the L2 term (at least 1e-6; they are unique
     only up to a common constant otherwise) and are fitted with the weights
     by the same solvers.""",
+    "entry_weight_shrinkage": """\
+entry_weight_shrinkage : float, default=None
+    Entry weights: with a value ``s > 0``, every nonzero code entry
+    ``(k, l)`` gets its own weight ``u_kl >= 0``, so
+    ``rho[i, k] = sum_l u_kl d(C[k, l], Q[i, l]) (+ b_k)``, and the
+    penalty ``alpha/2 |w|^2`` on the shared weights becomes
+    ``alpha/2 |w|^2 + s/2 sum_{k,l} (u_kl - w_l)^2``, minimised over the
+    shared column weights ``w`` too: a classifier may count more for one
+    of its classes than for another, shrunk toward one weight per
+    classifier. The problem stays convex with box constraints and every
+    solver fits it (see :mod:`convexagg.aggregation.entries`). None or
+    ``inf``: one weight per classifier, the paper's model. Needs
+    ``penalty="l2"``.""",
     "solver": """\
 solver : {"auto", "projected_newton", "interior_point", "lbfgsb", \
 "projected_subgradient"} or SolverConfig, default="auto"

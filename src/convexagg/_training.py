@@ -186,13 +186,14 @@ def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routin
     return (params if per_column else params * n_columns), split
 
 
-def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
+def train(p, learners, cv, ensemble, n_jobs, log, warm=None, oof=None):
     """The binaries and the outputs the decoder is fitted on (see the module docstring).
 
     ``log``: a :class:`~convexagg._utils.Reporter`, told of each stage and
     each binary trained. ``warm``: binaries fitted before, one per column,
     refitted in place (a learner's own ``warm_start`` then applies); only used
-    when the binaries are trained on all rows.
+    when the binaries are trained on all rows. ``oof``: :func:`out_of_fold`'s
+    result for these learners when already computed (kept members if ``ensemble``).
     """
     M = p.code.shape[1]
     if cv == "prefit":
@@ -202,7 +203,7 @@ def train(p, learners, cv, ensemble, n_jobs, log, warm=None):
         done = log.tasks(M, M, lambda k: f"binaries: {k} of {M} trained")
         estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, done, p.output)
         return Training([estimators], Q, slice(None))
-    members, Q, rows, tests = out_of_fold(p, learners, cv, n_jobs, keep=ensemble, log=log)
+    members, Q, rows, tests = oof or out_of_fold(p, learners, cv, n_jobs, keep=ensemble, log=log)
     if ensemble:
         return Training(members, Q, rows, tests=tests)
     log(f"training {M} binary classifiers on all rows")

@@ -100,7 +100,13 @@ class _CodeNames:
         return iter(self._names())
 
     def __contains__(self, name):
-        return name in self._names()
+        from .codes import check_code_name  # several names may be joined by "+"
+
+        try:
+            check_code_name(name)
+        except ValueError:
+            return False
+        return True
 
 
 class _Version(argparse.Action):
@@ -198,8 +204,8 @@ def build_parser():
         default="ovo",
         choices=_CodeNames(),
         metavar="CODE",
-        help="code matrix: %(choices)s (default %(default)s: one binary classifier per pair of "
-        "classes)",
+        help="code matrix: %(choices)s, or several joined by '+' (ovo+ovr) in one code "
+        "(default %(default)s: one binary classifier per pair of classes)",
     )
     fit.add_argument(
         "--alpha",

@@ -19,6 +19,17 @@ every class is used by some column, R3 every pair of classes is separated by
 some column (so, in particular, no two codewords are identical). Random codes
 also satisfy R4: no column repeats another or its negation.
 
+Several decompositions in one code
+----------------------------------
+Names joined by ``+`` (``make_code("ovo+ovr", K)``) concatenate the named codes
+column-wise (:func:`concatenate_codes`), so that one aggregation weighs the
+outputs of several decompositions. A column equal to an earlier one or to its
+negation is dropped: it is the same binary problem (a negated column swaps the
+sides, and the cross-entropy of ``1 - q`` against the swapped side is the same
+loss), so its classifier would repeat an earlier one's outputs at twice the
+training cost and its weight would only share that of the first copy. With
+two classes ``"ovo"`` and ``"ovr"`` are the same single problem.
+
 MATLAB (``designecoc``, ``fitcecoc``'s ``Coding``) uses the same layout and
 signs: a ``K x L`` coding matrix, one row per class, ``+1`` for the positive
 class of a binary learner, ``-1`` for the negative class, ``0`` for ignored.
@@ -42,6 +53,8 @@ import numpy as np
 __all__ = [
     "CODE_NAMES",
     "check_code_matrix",
+    "check_code_name",
+    "concatenate_codes",
     "complete",
     "dense_random",
     "make_code",
@@ -63,6 +76,7 @@ CODE_NAMES = (
     "sparse_random",
     "dense_random",
 )
+
 
 # The largest K for which ternary_complete builds its (3^K - 2^(K+1) + 1)/2 columns:
 # 28,501 at K = 10, the scale of complete's limit (32,767 columns at K = 16); K = 11
@@ -481,17 +495,67 @@ def check_code_matrix(code, n_classes=None):
     return code
 
 
+def check_code_name(name):
+    """Split a code name into the names it joins with ``+``, each checked.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`CODE_NAMES`, or several joined by ``+`` (``"ovo+ovr"``).
+
+    Returns
+    -------
+    parts : list of str
+        The names, in order.
+    """
+    parts = name.split("+")
+    bad = [part for part in parts if part not in CODE_NAMES]
+    if bad:
+        raise ValueError(
+            f"code must be one of {CODE_NAMES}, several of them joined by '+' (e.g. "
+            f"'ovo+ovr'), or an array; got {name!r}."
+        )
+    if len(set(parts)) < len(parts):
+        raise ValueError(f"code {name!r} names a code twice.")
+    return parts
+
+
+def concatenate_codes(*codes):
+    """Concatenate code matrices column-wise, dropping repeated binary problems.
+
+    A column equal to an earlier column or to its negation is dropped (see the
+    module docstring); the first occurrence is kept, in place.
+
+    Parameters
+    ----------
+    *codes : ndarray of shape (n_classes, n_classifiers_j)
+        Valid code matrices of the same classes.
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, n_classifiers), dtype int8
+        The concatenation.
+    """
+    code = np.hstack([check_code_matrix(c) for c in codes]).astype(np.int8)
+    # sign-normalise each column (its first nonzero entry +1) to find repeats up to negation
+    first = code[np.argmax(code != 0, axis=0), np.arange(code.shape[1])]
+    _, keep = np.unique((code * first).T, axis=0, return_index=True)
+    return check_code_matrix(code[:, np.sort(keep)])
+
+
 def make_code(spec, n_classes, random_state=None):
     """Build or validate a code matrix.
 
     Parameters
     ----------
     spec : {"ovr", "ovo", "ecoc", "complete", "ternary_complete", "ordinal", \
-"sparse_random", "dense_random"} or array-like
+"sparse_random", "dense_random"}, several joined by "+", or array-like
         ``"ecoc"`` follows the paper: the complete code for ``K < 8``, the sparse
         random code for ``K >= 8``. ``"ternary_complete"`` and ``"ordinal"`` are
         MATLAB's designs of those names (:func:`ternary_complete`,
-        :func:`ordinal`). An array is validated and returned.
+        :func:`ordinal`). Names joined by ``+`` (``"ovo+ovr"``) are the
+        concatenation of those codes without repeated columns
+        (:func:`concatenate_codes`). An array is validated and returned.
     n_classes : int
         Number of classes (rows of the code).
     random_state : int, RandomState instance or None
@@ -503,6 +567,12 @@ def make_code(spec, n_classes, random_state=None):
         The code matrix.
     """
     n_classes = _check_n_classes(n_classes)
+    if isinstance(spec, str) and "+" in spec:
+        from sklearn.utils import check_random_state  # not on `convexagg --help`'s path
+
+        rng = check_random_state(random_state)  # one generator for every random part
+        parts = check_code_name(spec)
+        return concatenate_codes(*(make_code(part, n_classes, rng) for part in parts))
     if isinstance(spec, str):
         if spec == "ecoc":
             spec = "complete" if n_classes < 8 else "sparse_random"

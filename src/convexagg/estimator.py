@@ -24,6 +24,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
 from ._docstrings import fill_doc
 from ._training import (
@@ -39,7 +40,7 @@ from ._training import (
 )
 from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
-from .codes import CODE_NAMES, make_code
+from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
@@ -111,6 +112,19 @@ def _decoder_has(attr):
     return check
 
 
+class _CodeNames(StrOptions):
+    """Constraint of ``code``: a code name, or several distinct names joined by ``+``."""
+
+    def is_satisfied_by(self, val):
+        try:
+            return isinstance(val, str) and bool(check_code_name(val))
+        except ValueError:
+            return False
+
+    def __str__(self):
+        return f"{super().__str__()} or several of them joined by '+'"
+
+
 @fill_doc
 class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Multiclass classifier from binary classifiers, a code matrix and a decoder.
@@ -178,7 +192,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"]), list, tuple, None],
-        "code": [StrOptions(set(CODE_NAMES)), "array-like"],
+        "code": [_CodeNames(set(CODE_NAMES)), "array-like"],
         "decoder": [HasMethods(["fit"]), None],
         "cv": ["cv_object", StrOptions({"prefit", "in_sample"})],
         "ensemble": ["boolean", StrOptions({"auto"})],
@@ -700,8 +714,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     %(penalty)s
     %(l1_ratio)s
     %(fit_intercept)s
+    %(entry_weight_shrinkage)s
     %(solver)s
     %(cv)s
+    %(binary_param_grid)s
     %(ensemble)s
     %(n_jobs)s
     %(random_state)s
@@ -713,10 +729,18 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     ----------
     weights_ : ndarray of shape (n_classifiers,)
         Learned aggregation weights.
+    entry_weights_ : ndarray of shape (n_classes, n_classifiers)
+        The weight of each code entry (``weights_`` in every nonzero entry of
+        its column without ``entry_weight_shrinkage``).
     intercept_ : ndarray of shape (n_classes,)
         Learned class intercepts (zeros without ``fit_intercept``).
     n_iter_ : int
         Solver iterations.
+    best_binary_params_ : dict
+        With ``binary_param_grid``: the chosen parameters of the binary learner.
+    binary_grid_results_ : dict
+        With ``binary_param_grid``: ``"params"`` (the candidates, in order) and
+        ``"log_loss"`` (ndarray, each one's aggregated out-of-fold log-loss).
     classes_, code_matrix_, estimators_, decoder_, binary_output_, n_features_in_
         As in :class:`CodeMatrixClassifier`.
 
@@ -740,8 +764,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         penalty="l2",
         l1_ratio=None,
         fit_intercept=False,
+        entry_weight_shrinkage=None,
         solver="auto",
         cv=5,
+        binary_param_grid=None,
         ensemble="auto",
         n_jobs=None,
         random_state=None,
@@ -760,8 +786,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
+        self.entry_weight_shrinkage = entry_weight_shrinkage
         self.solver = solver
         self.cv = cv
+        self.binary_param_grid = binary_param_grid
         self.ensemble = ensemble
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -772,6 +800,8 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.newton = newton
         self.dtype = dtype
         self.init = init
+
+    _own_constraints = {"binary_param_grid": [dict, list, None]}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -791,11 +821,47 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
         return ConvexDecoder(**{**params, **overrides})
 
+    def _learners(self):
+        """The learner(s), with the chosen ``binary_param_grid`` parameters once fitted
+        (``fit_decoder``'s new fold models use them)."""
+        learners = super()._learners()
+        chosen = getattr(self, "best_binary_params_", None)
+        if chosen is None or getattr(self, "binary_param_grid", None) is None:
+            return learners
+        return learners_with(learners, chosen)
+
+    def _train(self, p, warm=None):
+        grid = getattr(self, "binary_param_grid", None)  # not a parameter of the CV estimator
+        if grid is None:
+            return super()._train(p, warm)
+        learners = check_learners(super()._learners(), p.code.shape[1], self.cv == "prefit")[0]
+        candidates = check_param_grid(grid, learners, self.cv)
+        ensemble = self._ensembled()
+
+        def fit_decoder(training):
+            return self._fit_decoder(self._make_decoder(), training, p)
+
+        best, scores, chosen, oof = select_binaries(
+            p, learners, candidates, self.cv, ensemble, self.n_jobs, fit_decoder, self._log
+        )
+        # no warm binaries: refitted in place they would keep their previous parameters
+        training = train(p, chosen, self.cv, ensemble, self.n_jobs, self._log, None, oof=oof)
+        # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
+        self.best_binary_params_ = candidates[best]
+        self.binary_grid_results_ = {"params": candidates, "log_loss": scores}
+        return training
+
     @property
     def weights_(self):
         """Learned aggregation weights, one per binary classifier (the decoder's)."""
         check_is_fitted(self)
         return self.decoder_.weights_
+
+    @property
+    def entry_weights_(self):
+        """The weight of each code entry, ``(n_classes, n_classifiers)`` (the decoder's)."""
+        check_is_fitted(self)
+        return self.decoder_.entry_weights_
 
     @property
     def intercept_(self):

@@ -167,6 +167,8 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             init=init,
         )
         del self.alpha  # chosen by fit (alpha_), not a parameter
+        # the regularisation path has one weight per classifier and fixed binaries
+        del self.entry_weight_shrinkage, self.binary_param_grid
         self.alphas = alphas
         self.alpha_cv = alpha_cv
 

@@ -196,6 +196,12 @@ def regularization_path(
             "regularization_path solves the likelihood (eq. 12); the decoder has "
             f"formulation={decoder.formulation!r}."
         )
+    if decoder.entry_weight_shrinkage not in (None, np.inf):
+        raise ValueError(
+            "regularization_path computes one weight per classifier; the decoder has "
+            f"entry_weight_shrinkage={decoder.entry_weight_shrinkage!r} (fit a ConvexDecoder "
+            "at each alpha instead)."
+        )
     decoder = decoder.with_solver_resolved()
     alphas = np.sort(np.asarray(alphas, dtype=np.float64).ravel())[::-1]
     if alphas.size == 0 or not np.all(np.isfinite(alphas)) or alphas.min() < 0:

@@ -240,6 +240,12 @@ def generalization_bound(decoder, Q, y, *, B=None, epsilon=0.05):
             "class intercepts; this decoder was fitted with fit_intercept=True."
         )
     code = decoder.code_
+    entry = getattr(decoder, "entry_weights_", None)
+    if entry is not None and not np.array_equal(entry, (code != 0) * decoder.weights_):
+        raise ValueError(
+            "generalization_bound: Proposition 2 is stated for the paper's model, one weight "
+            "per classifier; this decoder was fitted with entry_weight_shrinkage."
+        )
     Q = check_binary_outputs(Q, decoder.output_)
     y = np.asarray(y)
     if Q.shape[1] != code.shape[1] or y.shape != (Q.shape[0],):

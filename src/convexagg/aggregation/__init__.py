@@ -17,6 +17,8 @@ objective only through the contract of :class:`convexagg.solvers.Objective`.
   every pass: for data whose losses do not fit in memory),
   :class:`~convexagg.aggregation.distributed.DaskObjective` (row blocks of a
   Dask array, one pass per evaluation; imported on use);
+* entry weights, one per nonzero code entry (:mod:`~convexagg.aggregation.entries`):
+  the same objectives on an expanded code;
 * the section-4 objectives: :class:`StiffnessObjective` (eq. 30) and
   :class:`LargeMarginObjective` (eq. 27);
 Every objective offers what :class:`convexagg.solvers.Objective` declares, the
@@ -33,6 +35,7 @@ from .discrepancy import (
     side_weights,
     stack_losses,
 )
+from .entries import code_entries, entry_matrix, expand_code
 from .margin import LargeMarginObjective, StiffnessObjective
 from .penalty import PENALTIES, Penalty
 from .point import Point
@@ -48,8 +51,11 @@ __all__ = [
     "RecomputedObjective",
     "StiffnessObjective",
     "check_sample_weight",
+    "code_entries",
     "discrepancies",
     "losses_fit_in_memory",
+    "entry_matrix",
+    "expand_code",
     "output_discrepancies",
     "pullback",
     "reencode",

@@ -652,7 +652,7 @@ class BlockedObjective(ObjectiveBase):
         new._setup(
             self.code[:, weights],
             self.y,
-            self.penalty,
+            self.penalty.restrict(weights),
             self.dtype,
             self.chunk,
             self.n_samples,

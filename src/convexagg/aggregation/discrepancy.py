@@ -93,12 +93,16 @@ def side_indicators(code):
 def side_weights(code, w):
     """Side weights ``W = E.T * [w, w][:, None]``, so that ``rho = L @ W``.
 
+    With entry weights (a ``(K, M)`` matrix ``U``, see
+    :mod:`~convexagg.aggregation.entries`) each entry has its own weight:
+    ``W = E.T * [U.T; U.T]``.
+
     Parameters
     ----------
     code : ndarray of shape (K, M)
         The code matrix.
-    w : ndarray of shape (M,)
-        Aggregation weights.
+    w : ndarray of shape (M,) or (K, M)
+        Aggregation weights, one per column or one per entry.
 
     Returns
     -------
@@ -108,6 +112,8 @@ def side_weights(code, w):
     w = np.asarray(w, dtype=np.float64)
     # C order: the indicators come out Fortran-ordered, and a Fortran operand
     # of matmul (with out=) leaves NumPy's fastest BLAS path
+    if w.ndim == 2:
+        return np.ascontiguousarray(side_indicators(code) * np.vstack([w.T, w.T]))
     return np.ascontiguousarray(side_indicators(code) * np.concatenate([w, w])[:, None])
 
 
@@ -180,8 +186,8 @@ def output_discrepancies(
         Binary outputs, validated.
     code : ndarray of shape (K, M)
         The code matrix.
-    w : ndarray of shape (M,)
-        Aggregation weights.
+    w : ndarray of shape (M,) or (K, M)
+        Aggregation weights, one per column or one per entry (:func:`side_weights`).
     intercept : ndarray of shape (K,), default=None
         Class intercepts; none when None.
     loss : str, default="cross_entropy"

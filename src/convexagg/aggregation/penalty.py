@@ -12,11 +12,31 @@ is invariant to adding one constant to every ``b_k``, and the quadratic term
 makes them unique (it picks ``sum(b) = 0``) and finite even for a class absent
 from the training outputs. It is ``max(l2, 1e-6)``: the weights' strength,
 with a floor for ``alpha = 0`` and the pure L1 penalty.
+
+Entry weights (``shrink`` finite, see :mod:`~convexagg.aggregation.entries`):
+the variables are one weight ``u_j`` per nonzero code entry, ``column[j]`` the
+classifier of entry ``j``, and the model's penalty is
+``l2/2 |w|^2 + shrink/2 sum_j (u_j - w_column[j])^2`` with free shared column
+weights ``w``. Minimised over ``w`` in closed form
+(``w_l = shrink S_l / (l2 + shrink n_l)``, ``S_l`` the sum and ``n_l`` the
+number of column ``l``'s entry weights) it is a quadratic in ``u`` alone::
+
+    R(u) = shrink/2 |u|^2 - sum_l g_l/2 S_l^2,   g_l = shrink^2 / (l2 + shrink n_l)
+
+convex (the partial minimum of a convex function; its Hessian
+``shrink I - g_l 1 1'`` per column has eigenvalues ``shrink`` and
+``shrink l2 / (l2 + shrink n_l) >= 0``), so the variables stay ``u >= 0`` and
+every solver solves it unchanged. At ``u_l = c 1`` it is
+``l2/2 c^2 * shrink n_l / (l2 + shrink n_l)``, tending to the shared-weight
+penalty ``l2/2 c^2`` as ``shrink -> inf``, while a deviation from ``u_l = c 1``
+costs ``shrink/2`` times its squared norm: the fit tends to the shared-weight
+one. Only the quadratic penalty (``l1 = 0``) has this form: with ``w >= 0`` under an L1 term the
+minimum over ``w`` is only piecewise quadratic.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -44,11 +64,24 @@ class Penalty:
     intercept_l2 : float, default=0.0
         Strength of the quadratic term on the intercepts (:meth:`from_alpha`
         sets it to ``max(l2, 1e-6)``).
+    shrink : float, default=inf
+        Finite: the weights are entry weights shrunk toward shared column
+        weights with this strength, ``> 0`` (see the module docstring); ``l1``
+        must then be 0.
+    columns : tuple of int, default=None
+        With a finite ``shrink``: the code column of each weight.
+    column_sizes : tuple of int, default=None
+        With a finite ``shrink``: the number of weights of each weight's column
+        in the whole problem (counted from ``columns`` when None;
+        :meth:`restrict` keeps them).
     """
 
     l2: float = 0.0
     l1: float = 0.0
     intercept_l2: float = 0.0
+    shrink: float = np.inf
+    columns: tuple | None = None
+    column_sizes: tuple | None = None
 
     def __post_init__(self):
         for name in ("l2", "l1", "intercept_l2"):
@@ -56,9 +89,95 @@ class Penalty:
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"penalty strength {name} must be finite and >= 0, got {value!r}.")
             object.__setattr__(self, name, value)
+        shrink = float(self.shrink)
+        if not shrink > 0:
+            raise ValueError(f"penalty shrink must be > 0 (inf: shared weights), got {shrink!r}.")
+        object.__setattr__(self, "shrink", shrink)
+        if np.isfinite(shrink):
+            if self.columns is None:
+                raise ValueError("a finite shrink needs columns: the classifier of each weight.")
+            if self.l1:
+                raise ValueError(
+                    "entry weights (a finite shrink) take the quadratic penalty only; got l1="
+                    f"{self.l1!r}."
+                )
+            columns = tuple(int(c) for c in self.columns)
+            sizes = self.column_sizes
+            if sizes is None:  # the sizes of the whole problem (kept by restrict)
+                sizes = tuple(int(n) for n in np.bincount(columns)[list(columns)])
+            if len(sizes) != len(columns):
+                raise ValueError("column_sizes must have one entry per weight.")
+            object.__setattr__(self, "columns", columns)
+            object.__setattr__(self, "column_sizes", tuple(int(n) for n in sizes))
+
+    @property
+    def entry_weights(self):
+        """Whether the weights are entry weights coupled by column (``shrink`` finite)."""
+        return bool(np.isfinite(self.shrink))
+
+    def _coupling(self):
+        """``(column of each weight as 0..n_groups-1, g of each group)``."""
+        cols, group = np.unique(np.asarray(self.columns, dtype=np.intp), return_inverse=True)
+        sizes = np.zeros(cols.size)
+        sizes[group] = self.column_sizes
+        g = self.shrink**2 / (self.l2 + self.shrink * sizes)
+        return group, g
+
+    def _quadratic(self, v, n_weights):
+        """``hess R @ v`` on the weights (the part that is not diagonal for entry weights)."""
+        w = v[:n_weights]
+        if not self.entry_weights:
+            return self.l2 * w
+        group, g = self._coupling()
+        sums = np.bincount(group, weights=w, minlength=g.size)
+        return self.shrink * w - (g * sums)[group]
+
+    def shared_weights(self, u):
+        """The shared column weights ``w`` that minimise the penalty at entry weights ``u``.
+
+        Parameters
+        ----------
+        u : ndarray of shape (n_weights,)
+            Entry weights.
+
+        Returns
+        -------
+        w : ndarray of shape (n_columns,)
+            ``w_l = shrink S_l / (l2 + shrink n_l)`` for each column ``l``
+            (``n_columns`` is ``max(columns) + 1``; a column without weights gets 0).
+        """
+        columns = np.asarray(self.columns, dtype=np.intp)
+        n = columns.max(initial=-1) + 1
+        sums = np.bincount(columns, weights=u, minlength=n)
+        sizes = np.zeros(n)
+        sizes[columns] = self.column_sizes
+        return np.where(sizes > 0, self.shrink * sums / (self.l2 + self.shrink * sizes), 0.0)
+
+    def restrict(self, weights):
+        """The penalty as a function of the weights ``weights`` alone (the others at 0).
+
+        Parameters
+        ----------
+        weights : array-like of int
+            Indices of weights.
+
+        Returns
+        -------
+        penalty : Penalty
+            Itself for the separable penalties; for entry weights, the same
+            quadratic form on those weights (its block of the Hessian).
+        """
+        if not self.entry_weights:
+            return self
+        weights = np.asarray(weights, dtype=np.intp)
+        return replace(
+            self,
+            columns=tuple(np.asarray(self.columns)[weights]),
+            column_sizes=tuple(np.asarray(self.column_sizes)[weights]),
+        )
 
     @classmethod
-    def from_alpha(cls, alpha, penalty="l2", l1_ratio=0.5):
+    def from_alpha(cls, alpha, penalty="l2", l1_ratio=0.5, shrink=np.inf, columns=None):
         """Split the total strength ``alpha`` as scikit-learn's elastic net does.
 
         ``r = 0`` for ``"l2"`` (the paper's ``lambda/2 |w|^2``), ``r = 1`` for
@@ -74,6 +193,11 @@ class Penalty:
             The kind of penalty.
         l1_ratio : float, default=0.5
             The L1 share for ``"elasticnet"``.
+        shrink : float, default=inf
+            Entry weights shrunk toward shared column weights with this
+            strength (see the module docstring); ``inf``: one weight per column.
+        columns : array-like of int, default=None
+            With a finite ``shrink``: the column of each entry weight.
 
         Returns
         -------
@@ -86,7 +210,20 @@ class Penalty:
         if not 0.0 <= r <= 1.0:
             raise ValueError(f"l1_ratio must be in [0, 1], got {r!r}.")
         l2 = float(alpha) * (1.0 - r)
-        return cls(l2=l2, l1=float(alpha) * r, intercept_l2=max(l2, INTERCEPT_L2_FLOOR))
+        if shrink is None or not np.isfinite(shrink):
+            shrink, columns = np.inf, None
+        elif penalty != "l2":
+            raise ValueError(
+                "entry weights (a finite shrinkage toward the shared weights) take "
+                f"penalty='l2' only; got penalty={penalty!r}."
+            )
+        return cls(
+            l2=l2,
+            l1=float(alpha) * r,
+            intercept_l2=max(l2, INTERCEPT_L2_FLOOR),
+            shrink=shrink,
+            columns=None if columns is None else tuple(int(c) for c in columns),
+        )
 
     def _diagonal(self, n_weights, n_variables):
         d = np.full(n_variables, self.intercept_l2)
@@ -109,8 +246,10 @@ class Penalty:
             The penalty.
         """
         w, b = x[:n_weights], x[n_weights:]
+        # the shared-weight form as before to the last bit (the paper's reproduction)
+        quadratic = float(w @ self._quadratic(x, n_weights)) if self.entry_weights else None
         return (
-            0.5 * self.l2 * float(w @ w)
+            (0.5 * self.l2 * float(w @ w) if quadratic is None else 0.5 * quadratic)
             + self.l1 * float(np.sum(w))
             + 0.5 * (self.intercept_l2 * float(b @ b))
         )
@@ -130,7 +269,7 @@ class Penalty:
         grad : ndarray of shape (n_variables,)
             The gradient.
         """
-        g = self._diagonal(n_weights, x.size) * x
+        g = self.hessp(x, n_weights)
         g[:n_weights] += self.l1
         return g
 
@@ -149,7 +288,11 @@ class Penalty:
         diagonal : ndarray of shape (n_variables,)
             The Hessian's diagonal.
         """
-        return self._diagonal(n_weights, n_variables)
+        d = self._diagonal(n_weights, n_variables)
+        if self.entry_weights:
+            group, g = self._coupling()
+            d[:n_weights] = self.shrink - g[group]
+        return d
 
     def hessp(self, v, n_weights):
         """``hess R @ v`` (the linear term has no curvature).
@@ -166,7 +309,9 @@ class Penalty:
         Hv : ndarray of shape (n_variables,)
             The product.
         """
-        return self._diagonal(n_weights, v.size) * v
+        Hv = self._diagonal(n_weights, v.size) * v
+        Hv[:n_weights] = self._quadratic(v, n_weights)
+        return Hv
 
     def add_to_hessian(self, H, n_weights):
         """Add ``hess R`` to the dense Hessian ``H`` in place.
@@ -183,5 +328,11 @@ class Penalty:
         H : ndarray of shape (n_variables, n_variables)
             ``H`` itself.
         """
+        if self.entry_weights:
+            group, g = self._coupling()
+            same = group[:, None] == group[None, :]
+            H[:n_weights, :n_weights] -= np.where(same, g[group][:, None], 0.0)
         H[np.diag_indices_from(H)] += self._diagonal(n_weights, H.shape[0])
+        if self.entry_weights:
+            H[np.diag_indices(n_weights)] += self.shrink - self.l2
         return H

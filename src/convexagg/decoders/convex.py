@@ -20,6 +20,9 @@ from ..aggregation import (
     RecomputedObjective,
     StiffnessObjective,
     losses_fit_in_memory,
+    code_entries,
+    entry_matrix,
+    expand_code,
     output_discrepancies,
     stack_losses,
 )
@@ -104,6 +107,7 @@ class ConvexDecoder(BaseDecoder):
     %(penalty)s
     %(l1_ratio)s
     %(fit_intercept)s
+    %(entry_weight_shrinkage)s
     %(solver)s
     warm_start : bool, default=False
         Start from the previous fit's solution when refitting with the same
@@ -123,7 +127,12 @@ class ConvexDecoder(BaseDecoder):
     Attributes
     ----------
     weights_ : ndarray of shape (n_classifiers,)
-        The aggregation weights ``w``.
+        The aggregation weights ``w`` (with entry weights: the shared column
+        weights the entry weights are shrunk toward).
+    entry_weights_ : ndarray of shape (n_classes, n_classifiers)
+        The weight of each code entry in ``rho`` (0 where the code is 0): the
+        fitted ``u`` with ``entry_weight_shrinkage``, else ``weights_`` in
+        every nonzero entry of its column.
     intercept_ : ndarray of shape (n_classes,)
         The class intercepts ``b`` (zeros without ``fit_intercept``).
     solver_ : SolverConfig
@@ -138,9 +147,10 @@ class ConvexDecoder(BaseDecoder):
         ``projected_gradient``, ``gap``, ``residual``, ``step``, ``cg_iter``,
         ``weights`` (of the last stage for ``"stiffness"``); see
         :class:`convexagg.solvers.SolverResult`.
-    dual_ : ndarray of shape (n_classifiers,)
+    dual_ : ndarray of shape (n_classifiers,) or (n_classes, n_classifiers)
         Dual variables of ``w >= 0`` (exact for the interior point, the
-        gradient's positive part for the others).
+        gradient's positive part for the others); of ``u >= 0`` in the code's
+        layout with entry weights.
     objective_ : float
         The formulation's objective (with the penalty) at the solution.
     taus_ : ndarray
@@ -176,6 +186,7 @@ class ConvexDecoder(BaseDecoder):
         "penalty": [StrOptions(set(PENALTIES))],
         "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
         "fit_intercept": ["boolean"],
+        "entry_weight_shrinkage": [Interval(Real, 0, None, closed="right"), None],
         "solver": SOLVER_CONSTRAINT,
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
@@ -192,6 +203,7 @@ class ConvexDecoder(BaseDecoder):
         penalty="l2",
         l1_ratio=None,
         fit_intercept=False,
+        entry_weight_shrinkage=None,
         solver="auto",
         warm_start=False,
         verbose=0,
@@ -209,6 +221,7 @@ class ConvexDecoder(BaseDecoder):
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
+        self.entry_weight_shrinkage = entry_weight_shrinkage
         self.solver = solver
         self.warm_start = warm_start
         self.verbose = verbose
@@ -221,21 +234,45 @@ class ConvexDecoder(BaseDecoder):
 
     # -- the model and its solver, public for the regularisation path and the CV estimator --
 
-    def penalty_for(self, alpha=None):
+    def _entries(self):
+        """Whether the model has entry weights (a finite ``entry_weight_shrinkage``)."""
+        s = self.entry_weight_shrinkage
+        return s is not None and bool(np.isfinite(s))
+
+    def penalty_for(self, alpha=None, code=None):
         """The :class:`~convexagg.aggregation.Penalty` of ``alpha`` under this decoder's settings.
 
         Parameters
         ----------
         alpha : float, default=None
             The strength; this decoder's ``alpha`` when None.
+        code : ndarray of shape (n_classes, n_classifiers), default=None
+            The (validated) code matrix; needed with ``entry_weight_shrinkage``
+            (the fitted ``code_`` when None).
 
         Returns
         -------
         penalty : Penalty
-            Of this decoder's ``penalty`` and ``l1_ratio``.
+            Of this decoder's ``penalty``, ``l1_ratio`` and ``entry_weight_shrinkage``.
         """
         l1_ratio = 0.5 if self.l1_ratio is None else self.l1_ratio
-        return Penalty.from_alpha(self.alpha if alpha is None else alpha, self.penalty, l1_ratio)
+        alpha = self.alpha if alpha is None else alpha
+        if not self._entries():
+            return Penalty.from_alpha(alpha, self.penalty, l1_ratio)
+        if code is None:
+            check_is_fitted(self, "code_")
+            code = self.code_
+        columns = code_entries(code)[1]
+        return Penalty.from_alpha(
+            alpha, self.penalty, l1_ratio, shrink=self.entry_weight_shrinkage, columns=columns
+        )
+
+    def _expand(self, Q, code):
+        """``(Q, code)`` of the model's parametrisation: with entry weights, one column
+        per nonzero code entry (:func:`~convexagg.aggregation.expand_code`)."""
+        if not self._entries():
+            return Q, code
+        return Q[:, code_entries(code)[1]], expand_code(code)
 
     def solver_config(self, dask=False):
         """The :class:`~convexagg.solvers.SolverConfig` that fits this decoder.
@@ -302,27 +339,33 @@ class ConvexDecoder(BaseDecoder):
         Returns
         -------
         objective : BlockedObjective or RecomputedObjective
-            The objective, ready for a solver's ``solve``.
+            The objective, ready for a solver's ``solve``. With
+            ``entry_weight_shrinkage`` its variables are the entry weights
+            (:mod:`convexagg.aggregation.entries`), its ``code`` the expanded code.
         """
-        return self._likelihood(Q, y, code, output, sample_weight, self.solver_config(), alpha)
+        return self._likelihood(Q, y, code, output, sample_weight, self.solver_config(), alpha)[0]
 
     def _likelihood(self, Q, y, code, output, sample_weight, config, alpha=None):
+        """``(objective, validated code)``."""
         self._check_output(output)
         Q, y, code = check_fit_inputs(Q, y, code, output)
+        penalty = self.penalty_for(alpha, code)
+        Q, model_code = self._expand(Q, code)
         dtype = config.storage_dtype(2 * Q.size)
         # losses that would take too much of the memory are recomputed on each pass
         store = losses_fit_in_memory(2 * Q.size, dtype)
-        return (BlockedObjective if store else RecomputedObjective).from_outputs(
+        objective = (BlockedObjective if store else RecomputedObjective).from_outputs(
             Q,
-            code,
+            model_code,
             y,
-            self.penalty_for(alpha),
+            penalty,
             loss=self.loss,
             output=output,
             dtype=dtype,
             fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
         )
+        return objective, code
 
     def _check_output(self, output):
         super()._check_output(output)
@@ -343,6 +386,11 @@ class ConvexDecoder(BaseDecoder):
                 f"l1_ratio={self.l1_ratio!r} applies only to penalty='elasticnet'; "
                 f"got penalty={self.penalty!r}."
             )
+        if self._entries() and self.penalty != "l2":
+            raise ValueError(
+                f"entry_weight_shrinkage={self.entry_weight_shrinkage!r} needs penalty='l2' "
+                f"(the shrinkage is a quadratic penalty); got penalty={self.penalty!r}."
+            )
 
     def _callback(self):
         if self.verbose < 2:
@@ -362,20 +410,35 @@ class ConvexDecoder(BaseDecoder):
         """The last fit's solution as a warm start, when ``warm_start`` and it fits the problem."""
         if not (self.warm_start and hasattr(self, "weights_")):
             return None
-        same_model = getattr(self, "_fitted_intercept", False) == self.fit_intercept
+        same_model = (
+            getattr(self, "_fitted_intercept", False) == self.fit_intercept
+            and getattr(self, "_fitted_entries", False) == self._entries()
+        )
         if not (same_model and np.array_equal(self.code_, code)):
             return None
-        x = self.weights_
+        x, z = self.weights_, self.dual_
+        if self._entries():  # the solver's variables: one per entry
+            entries = code_entries(code)
+            x, z = self.entry_weights_[entries], None if z is None else z[entries]
         if self.fit_intercept:
             x = np.concatenate([x, self.intercept_])
-        return SolverResult(w=x, z=self.dual_, n_iter=0, converged=True)
+        return SolverResult(w=x, z=z, n_iter=0, converged=True)
 
     def _set_result(self, result, objective_value=None):
-        M = self.code_.shape[1]
+        code = self.code_
         self._fitted_intercept = self.fit_intercept
-        self.weights_ = result.w[:M]
-        self.intercept_ = result.w[M:] if result.w.size > M else np.zeros(self.code_.shape[0])
-        self.dual_ = result.z
+        self._fitted_entries = self._entries()
+        if self._fitted_entries:
+            n = int(np.count_nonzero(code))
+            self.entry_weights_ = entry_matrix(code, result.w[:n])
+            self.weights_ = self.penalty_for(code=code).shared_weights(result.w[:n])
+            self.dual_ = None if result.z is None else entry_matrix(code, result.z)
+        else:
+            n = code.shape[1]
+            self.weights_ = result.w[:n]
+            self.entry_weights_ = (code != 0) * self.weights_
+            self.dual_ = result.z
+        self.intercept_ = result.w[n:] if result.w.size > n else np.zeros(code.shape[0])
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
         self.history_ = result.history
@@ -425,22 +488,23 @@ class ConvexDecoder(BaseDecoder):
         callback = self._callback()
         extra = {}
         if self.formulation == "likelihood":
-            objective = self._likelihood(Q, y, code, output, sample_weight, config)
-            code = objective.code
+            objective, code = self._likelihood(Q, y, code, output, sample_weight, config)
             result = config.solve(objective, self._previous(code), callback)
         else:
             self._check_output(output)
             Q, y, code = check_fit_inputs(Q, y, code, output)
-            L = stack_losses(*binary_losses(Q, self.loss, output))
+            penalty = self.penalty_for(code=code)
+            Q_model, model_code = self._expand(Q, code)
+            L = stack_losses(*binary_losses(Q_model, self.loss, output))
             kwargs = dict(fit_intercept=self.fit_intercept, sample_weight=sample_weight)
             previous = self._previous(code)
             if self.formulation == "large_margin":
-                objective = LargeMarginObjective(L, code, y, self.penalty_for(), **kwargs)
+                objective = LargeMarginObjective(L, model_code, y, penalty, **kwargs)
                 result = config.solve(objective, previous, callback)
             else:
                 taus = tau_schedule(self._tau())
                 stages = continuation(
-                    lambda t: StiffnessObjective(L, code, y, self.penalty_for(), tau=t, **kwargs),
+                    lambda t: StiffnessObjective(L, model_code, y, penalty, tau=t, **kwargs),
                     taus,
                     lambda objective, last: config.solve(objective, last or previous, callback),
                 )
@@ -481,11 +545,17 @@ class ConvexDecoder(BaseDecoder):
             Q = da.from_array(Q, chunks=(y.chunks[0], -1))
         if not (np.issubdtype(Q.dtype, np.floating) or np.issubdtype(Q.dtype, np.integer)):
             raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.")
+        if Q.shape[1] != code.shape[1]:
+            raise ValueError(
+                f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
+                "classifiers (columns); they must match."
+            )
+        Q_model, model_code = self._expand(Q, code)
         objective = DaskObjective(
-            Q,
+            Q_model,
             y,
-            code,
-            self.penalty_for(),
+            model_code,
+            self.penalty_for(code=code),
             loss=self.loss,
             output=output,
             dtype=config.storage_dtype(None),
@@ -533,7 +603,7 @@ class ConvexDecoder(BaseDecoder):
         rho = output_discrepancies(
             Q,
             self.code_,
-            self.weights_,
+            self.entry_weights_ if getattr(self, "_fitted_entries", False) else self.weights_,
             self.intercept_ if self.fit_intercept else None,
             loss=self.loss,
             output=self.output_,

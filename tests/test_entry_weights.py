@@ -1,0 +1,322 @@
+"""Entry weights (``entry_weight_shrinkage``): one weight per nonzero code entry.
+
+References written independently of the library's expanded code: the
+discrepancy as an explicit ``n x K x M`` tensor with a ``(K, M)`` weight
+matrix, the shrinkage penalty minimised over the shared weights by least
+squares, and the whole model -- entry weights, shared weights and intercepts
+as explicit variables -- solved by scipy's L-BFGS-B.
+"""
+
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime, minimize
+from scipy.special import logsumexp
+
+from convexagg import ConvexAggregationClassifier, ConvexDecoder
+from convexagg.aggregation import (
+    BlockedObjective,
+    DenseObjective,
+    Penalty,
+    code_entries,
+    discrepancies,
+    entry_matrix,
+    expand_code,
+    side_weights,
+    stack_losses,
+)
+from convexagg.codes import dense_random, one_vs_one, one_vs_rest
+from convexagg.losses import binary_losses
+from convexagg.solvers import LBFGSB, ProjectedNewton
+
+CODES = {
+    "ovo": one_vs_one(4),
+    "ovr": one_vs_rest(4),
+    "dense_random": dense_random(5, n_candidates=20, random_state=1),
+    "custom": np.array([[1, 1, 0, -1, 0], [-1, 0, 1, -1, 0], [0, -1, -1, 1, 1], [0, 0, 0, 1, -1]]),
+}
+
+
+def _data(code, n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    K, M = code.shape
+    y = rng.integers(0, K, size=n)
+    y[:K] = np.arange(K)
+    # outputs that carry the label, more for some classes than for others
+    truth = np.where(code[y] == 1, 0.8, np.where(code[y] == -1, 0.2, 0.5))
+    Q = np.clip(truth + rng.normal(scale=0.25, size=(n, M)) * (1 + y[:, None] % 2), 0.02, 0.98)
+    return Q, y
+
+
+def _tensor_rho(Q, code, U, b=None):
+    """rho[i, k] = sum_l U[k, l] d(C[k, l], Q[i, l]) + b_k, from an n x K x M tensor."""
+    L_pos, L_neg = binary_losses(Q)
+    D = np.where(code[None] == 1, L_pos[:, None, :], 0.0) + np.where(
+        code[None] == -1, L_neg[:, None, :], 0.0
+    )
+    rho = np.einsum("ikl,kl->ik", D, U)
+    return rho if b is None else rho + b
+
+
+def _penalty_reference(u, columns, l2, shrink):
+    """min_w l2/2 |w|^2 + shrink/2 sum_j (u_j - w_columns[j])^2, by least squares."""
+    M = columns.max() + 1
+    A = np.vstack([np.sqrt(l2) * np.eye(M), np.sqrt(shrink) * np.eye(M)[columns]])
+    rhs = np.concatenate([np.zeros(M), np.sqrt(shrink) * u])
+    w = np.linalg.lstsq(A, rhs, rcond=None)[0]
+    return 0.5 * float(np.sum((A @ w - rhs) ** 2)), w
+
+
+@pytest.mark.parametrize("name", list(CODES))
+def test_expanded_code_is_the_entry_weight_discrepancy(name):
+    code = CODES[name]
+    Q, _ = _data(code)
+    rng = np.random.default_rng(1)
+    classes, columns = code_entries(code)
+    u = rng.uniform(0.1, 2.0, size=classes.size)
+    U = entry_matrix(code, u)
+    assert np.all(U[code == 0] == 0) and np.count_nonzero(U) == classes.size
+    expanded = expand_code(code)
+    assert expanded.shape == (code.shape[0], classes.size)
+    assert np.all(np.count_nonzero(expanded, axis=0) == 1)
+    L_exp = stack_losses(*binary_losses(Q[:, columns]))
+    rho = discrepancies(L_exp, side_weights(expanded, u))
+    reference = _tensor_rho(Q, code, U)
+    np.testing.assert_allclose(rho, reference, rtol=1e-12)
+    # the (K, M) side weights give the same product on the original losses
+    L = stack_losses(*binary_losses(Q))
+    np.testing.assert_allclose(discrepancies(L, side_weights(code, U)), reference, rtol=1e-12)
+
+
+@pytest.mark.parametrize("l2", [0.0, 0.3])
+def test_shrinkage_penalty_is_the_minimum_over_shared_weights(l2):
+    code = CODES["custom"]
+    columns = code_entries(code)[1]
+    shrink = 0.7
+    penalty = Penalty.from_alpha(l2, shrink=shrink, columns=columns)
+    n_w, K = columns.size, code.shape[0]
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.uniform(0.0, 2.0, size=n_w), rng.normal(size=K)])
+    value, w = _penalty_reference(x[:n_w], columns, l2, shrink)
+    b_term = 0.5 * max(l2, 1e-6) * x[n_w:] @ x[n_w:]
+    assert penalty.value(x, n_w) == pytest.approx(value + b_term, rel=1e-10)
+    np.testing.assert_allclose(penalty.shared_weights(x[:n_w]), w, rtol=1e-8, atol=1e-12)
+    grad = penalty.grad(x, n_w)
+    fd = approx_fprime(x, lambda z: penalty.value(z, n_w), 1e-7)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+    H = penalty.add_to_hessian(np.zeros((x.size, x.size)), n_w)
+    H_cols = np.column_stack([penalty.hessp(e, n_w) for e in np.eye(x.size)])
+    np.testing.assert_allclose(H_cols, H, atol=1e-14)
+    np.testing.assert_allclose(penalty.hess_diag(n_w, x.size), np.diag(H), atol=1e-14)
+    np.testing.assert_allclose(H @ x, grad, atol=1e-12)  # a quadratic form
+    assert np.linalg.eigvalsh(H).min() > -1e-12  # convex
+    # the restriction to some weights is the Hessian's block on them
+    keep = np.array([0, 2, 3, 6])
+    sub = penalty.restrict(keep)
+    np.testing.assert_allclose(
+        sub.add_to_hessian(np.zeros((keep.size, keep.size)), keep.size), H[np.ix_(keep, keep)]
+    )
+
+
+def test_shrinkage_penalty_refuses_what_it_cannot_be():
+    with pytest.raises(ValueError, match="penalty='l2' only"):
+        Penalty.from_alpha(1.0, "l1", shrink=1.0, columns=[0, 0])
+    with pytest.raises(ValueError, match="needs columns"):
+        Penalty(l2=1.0, shrink=1.0)
+    with pytest.raises(ValueError, match="shrink must be > 0"):
+        Penalty(shrink=0.0, columns=(0,))
+
+
+@pytest.mark.parametrize("name", list(CODES))
+@pytest.mark.parametrize("fit_intercept, weighted", [(False, False), (True, True)])
+def test_blocked_equals_dense_with_entry_weights(name, fit_intercept, weighted):
+    code = CODES[name]
+    Q, y = _data(code)
+    rng = np.random.default_rng(3)
+    classes, columns = code_entries(code)
+    expanded = expand_code(code)
+    penalty = Penalty.from_alpha(0.05, shrink=0.5, columns=columns)
+    s = rng.uniform(0.2, 3.0, size=y.size) if weighted else None
+    n_var = classes.size + (code.shape[0] if fit_intercept else 0)
+    x = rng.uniform(0.1, 2.0, size=n_var)
+    v = rng.normal(size=n_var)
+    L_pos, L_neg = binary_losses(Q[:, columns])
+    kw = dict(fit_intercept=fit_intercept, sample_weight=s)
+    dense = DenseObjective(stack_losses(L_pos, L_neg), expanded, y, penalty, **kw)
+    blocked = BlockedObjective(L_pos, L_neg, expanded, y, penalty, chunk=17, **kw)
+    a, b = dense.evaluate(x), blocked.evaluate(x)
+    assert b.value == pytest.approx(a.value, rel=1e-10)
+    np.testing.assert_allclose(b.grad, a.grad, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(blocked.hessp(b, v), dense.hessp(a, v), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(blocked.hess_diag(b), dense.hess_diag(a), rtol=1e-10)
+    H = dense.hessian(a)
+    np.testing.assert_allclose(blocked.hessian(b), H, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.column_stack([dense.hessp(a, e) for e in np.eye(n_var)]), H)
+    few = np.array([0, 3])  # a small block: computed from a restricted copy
+    np.testing.assert_allclose(blocked.hessian(b, few), H[np.ix_(few, few)], atol=1e-12)
+    # the value is the likelihood of the tensor reference plus the penalty
+    U = entry_matrix(code, x[: classes.size])
+    rho = _tensor_rho(Q, code, U, x[classes.size :] if fit_intercept else None)
+    sw = np.ones(y.size) if s is None else s
+    nll = sw @ (rho[np.arange(y.size), y] + logsumexp(-rho, axis=1)) / sw.sum()
+    assert a.value == pytest.approx(nll + penalty.value(x, classes.size), rel=1e-12)
+
+
+def _reference_fit(Q, y, code, alpha, shrink, fit_intercept):
+    """The model with explicit variables (u >= 0, w >= 0, free b), by scipy's L-BFGS-B."""
+    classes, columns = code_entries(code)
+    n_u, M, K = classes.size, code.shape[1], code.shape[0]
+    n_b = K if fit_intercept else 0
+    b_l2 = max(alpha, 1e-6)
+    rows = np.arange(y.size)
+
+    def f(z):
+        u, w, b = z[:n_u], z[n_u : n_u + M], z[n_u + M :]
+        U = entry_matrix(code, u)
+        rho = _tensor_rho(Q, code, U, b if n_b else None)
+        lse = logsumexp(-rho, axis=1)
+        P = np.exp(-rho - lse[:, None])
+        R = -P
+        R[rows, y] += 1.0
+        # d rho[i, k] / d U[k, l] = D[i, k, l]: the gradient through the tensor
+        L_pos, L_neg = binary_losses(Q)
+        D = np.where(code[None] == 1, L_pos[:, None, :], 0.0) + np.where(
+            code[None] == -1, L_neg[:, None, :], 0.0
+        )
+        gU = np.einsum("ik,ikl->kl", R, D) / y.size
+        diff = u - w[columns]
+        value = np.mean(rho[rows, y] + lse) + alpha / 2 * w @ w + shrink / 2 * diff @ diff
+        value += b_l2 / 2 * b @ b
+        g_u = gU[classes, columns] + shrink * diff
+        g_w = alpha * w - shrink * np.bincount(columns, weights=diff, minlength=M)
+        g_b = R.sum(axis=0)[:n_b] / y.size + b_l2 * b
+        return value, np.concatenate([g_u, g_w, g_b])
+
+    z0 = np.concatenate([np.ones(n_u + M), np.zeros(n_b)])
+    bounds = [(0, None)] * (n_u + M) + [(None, None)] * n_b
+    res = minimize(
+        f, z0, jac=True, method="L-BFGS-B", bounds=bounds,
+        options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 20000, "maxcor": 30},
+    )  # fmt: skip
+    assert res.success, res.message
+    return entry_matrix(code, res.x[:n_u]), res.x[n_u : n_u + M], res.x[n_u + M :], res.fun
+
+
+@pytest.mark.parametrize("name, fit_intercept", [("ovo", False), ("ovr", True), ("custom", True)])
+def test_fit_equals_scipy_on_the_explicit_model(name, fit_intercept):
+    code = CODES[name]
+    Q, y = _data(code, n=80)
+    alpha, shrink = 0.02, 0.3
+    U, w, b, value = _reference_fit(Q, y, code, alpha, shrink, fit_intercept)
+    dec = ConvexDecoder(
+        alpha=alpha,
+        entry_weight_shrinkage=shrink,
+        fit_intercept=fit_intercept,
+        solver=ProjectedNewton(tol=1e-10),
+    ).fit(Q, y, code)
+    assert dec.converged_
+    assert dec.objective_ == pytest.approx(value, rel=1e-9)
+    np.testing.assert_allclose(dec.entry_weights_, U, atol=2e-5)
+    np.testing.assert_allclose(dec.weights_, w, atol=2e-5)
+    if fit_intercept:
+        np.testing.assert_allclose(dec.intercept_, b, atol=2e-5)
+    # entry weights are >= 0, and 0 exactly where the code is 0
+    assert dec.entry_weights_.min() >= 0
+    assert np.all(dec.entry_weights_[code == 0] == 0)
+    # predictions use the entry weights
+    rho = _tensor_rho(Q, code, dec.entry_weights_, dec.intercept_ if fit_intercept else None)
+    np.testing.assert_allclose(dec.decision_function(Q), -rho, rtol=1e-10, atol=1e-12)
+
+
+def test_every_solver_fits_entry_weights():
+    code = CODES["ovo"]
+    Q, y = _data(code, n=80)
+    reference = ConvexDecoder(entry_weight_shrinkage=0.3, solver=LBFGSB(tol=1e-12)).fit(Q, y, code)
+    for solver in ("interior_point", "projected_newton"):
+        dec = ConvexDecoder(entry_weight_shrinkage=0.3, solver=solver).fit(Q, y, code)
+        np.testing.assert_allclose(
+            dec.predict_proba(Q), reference.predict_proba(Q), atol=1e-3, err_msg=solver
+        )
+
+
+def test_strong_shrinkage_is_the_shared_weight_model():
+    code = CODES["ovo"]
+    Q, y = _data(code, n=80)
+    solver = ProjectedNewton(tol=1e-10)
+    shared = ConvexDecoder(alpha=0.01, solver=solver).fit(Q, y, code)
+    strong = ConvexDecoder(alpha=0.01, entry_weight_shrinkage=1e5, solver=solver).fit(Q, y, code)
+    np.testing.assert_allclose(strong.weights_, shared.weights_, rtol=1e-3)
+    np.testing.assert_allclose(strong.entry_weights_, shared.entry_weights_, rtol=1e-3)
+    np.testing.assert_allclose(strong.predict_proba(Q), shared.predict_proba(Q), atol=1e-4)
+    # inf and None are the shared-weight model itself
+    same = ConvexDecoder(alpha=0.01, entry_weight_shrinkage=np.inf, solver=solver).fit(Q, y, code)
+    np.testing.assert_array_equal(same.weights_, shared.weights_)
+    np.testing.assert_array_equal(same.predict_proba(Q), shared.predict_proba(Q))
+    # weak shrinkage fits the training data at least as well
+    weak = ConvexDecoder(alpha=0.01, entry_weight_shrinkage=1e-3, solver=solver).fit(Q, y, code)
+    assert weak.objective_ <= shared.objective_ + 1e-12
+
+
+@pytest.mark.parametrize("formulation", ["large_margin", "stiffness"])
+def test_section4_formulations_take_entry_weights(formulation):
+    code = CODES["ovr"]
+    Q, y = _data(code, n=60)
+    dec = ConvexDecoder(formulation=formulation, entry_weight_shrinkage=0.5).fit(Q, y, code)
+    assert dec.entry_weights_.shape == code.shape
+    assert np.all(dec.entry_weights_[code == 0] == 0) and dec.entry_weights_.min() >= 0
+
+
+def test_warm_start_and_settings_that_cannot_apply():
+    code = CODES["ovo"]
+    Q, y = _data(code, n=80)
+    dec = ConvexDecoder(entry_weight_shrinkage=0.3, warm_start=True).fit(Q, y, code)
+    first = dec.entry_weights_.copy()
+    dec.fit(Q, y, code)
+    assert dec.n_iter_ <= 1
+    np.testing.assert_allclose(dec.entry_weights_, first, atol=1e-6)
+    with pytest.raises(ValueError, match="entry_weight_shrinkage=0.3 needs penalty='l2'"):
+        ConvexDecoder(entry_weight_shrinkage=0.3, penalty="l1").fit(Q, y, code)
+    with pytest.raises(ValueError, match="entry_weight_shrinkage"):
+        ConvexDecoder(entry_weight_shrinkage=-1.0).fit(Q, y, code)
+
+
+def test_dask_fit_equals_in_memory():
+    da = pytest.importorskip("dask.array")
+    code = CODES["custom"]
+    Q, y = _data(code, n=90)
+    dec = ConvexDecoder(entry_weight_shrinkage=0.3, fit_intercept=True, solver="projected_newton")
+    local = dec.fit(Q, y, code).entry_weights_
+    lazy = dec.fit(da.from_array(Q, chunks=(30, -1)), da.from_array(y, chunks=30), code)
+    np.testing.assert_allclose(lazy.entry_weights_, local, rtol=1e-6, atol=1e-8)
+
+
+def test_estimator_with_entry_weights_and_intercepts(tmp_path):
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import scale
+
+    from convexagg.io import load, save
+
+    X, y = load_wine(return_X_y=True)
+    X = scale(X)
+    clf = ConvexAggregationClassifier(entry_weight_shrinkage=0.1, fit_intercept=True, cv=3)
+    clf.fit(X, y)
+    assert clf.entry_weights_.shape == clf.code_matrix_.shape
+    assert clf.decoder_.entry_weight_shrinkage == 0.1
+    P = clf.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    save(clf, tmp_path / "model.skops")
+    np.testing.assert_array_equal(load(tmp_path / "model.skops").predict_proba(X), P)
+
+
+def test_what_is_stated_for_shared_weights_refuses_entry_weights():
+    from convexagg.path import regularization_path
+    from convexagg.theory import generalization_bound
+
+    code = CODES["ovo"]
+    Q, y = _data(code, n=60)
+    dec = ConvexDecoder(entry_weight_shrinkage=0.3)
+    with pytest.raises(ValueError, match="entry_weight_shrinkage=0.3"):
+        regularization_path(Q, y, code, [1e-2, 1e-3], decoder=dec)
+    with pytest.raises(ValueError, match="entry_weight_shrinkage"):
+        generalization_bound(dec.fit(Q, y, code), Q, y)
+    shared = ConvexDecoder(entry_weight_shrinkage=np.inf).fit(Q, y, code)
+    assert generalization_bound(shared, Q, y).total > 0
