@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from inspect import signature
 from numbers import Integral
 
@@ -165,7 +166,7 @@ default="ovo"
         lines, for decoders with ``verbose``).
     warm_start : bool, default=False
         Refit reusing the previous fit when the classes and the code are the
-        same: its binaries are refitted in place rather than cloned afresh (a
+        same: copies of its binaries are refitted rather than fresh clones (a
         learner's own ``warm_start`` then continues from its solution), and a
         decoder with ``warm_start`` starts from its previous solution. Binaries
         fitted per fold are always fresh.
@@ -271,8 +272,9 @@ default="ovo"
 
         The estimator consumes ``sample_weight`` itself (the aggregation's
         criterion) and routes ``fit`` parameters to its binary learners' ``fit``
-        (and to the splitter's ``split`` with out-of-fold outputs); see
-        scikit-learn's user guide on metadata routing.
+        (and to the splitter's ``split`` with out-of-fold outputs); with
+        ``cv="prefit"`` the binaries are never fitted and nothing is routed to
+        them. See scikit-learn's user guide on metadata routing.
 
         Returns
         -------
@@ -282,7 +284,12 @@ default="ovo"
         """
         learners = self._learners()
         n_columns = len(learners) if isinstance(learners, list) else 1
-        return routing(self, learners, n_columns, self.cv)
+        return routing(self, learners, n_columns, self._splitters(), self.cv == "prefit")
+
+    def _splitters(self):
+        """The cross-validation parameters, by routing name (``groups`` and the like go
+        to their ``split``)."""
+        return {"cv": self.cv}
 
     # -- the fit skeleton: validation, seeds, fit parameters; fit, fit_decoder, the CV fit --
 
@@ -314,9 +321,14 @@ default="ovo"
 
     @staticmethod
     def _check_decoder(decoder, output):
-        """Fail fast: the decoder's parameters are valid and it takes ``output``."""
+        """Fail fast, before any binary is trained: the decoder's parameters are
+        valid, consistent (its solver configuration included) and it takes ``output``."""
         if hasattr(decoder, "_validate_params"):
             decoder._validate_params()
+        if hasattr(decoder, "_check_settings"):
+            with warnings.catch_warnings():  # deprecations warn once, from the decoder's fit
+                warnings.simplefilter("ignore", FutureWarning)
+                decoder._check_settings()
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
@@ -351,7 +363,14 @@ default="ovo"
         learners, output = check_learners(self._learners(), code.shape[1], prefit)
         self._check_decoder(decoder, output)  # before any binary is trained
         learner_params, split_params = fit_parameters(
-            self, learners, code.shape[1], sample_weight, fit_params or {}, _routing_enabled()
+            self,
+            learners,
+            code.shape[1],
+            sample_weight,
+            fit_params or {},
+            _routing_enabled(),
+            self._splitters(),
+            train=not prefit,
         )
         seeds = column_seeds(rng, code.shape[1])
         return Problem(
@@ -359,7 +378,7 @@ default="ovo"
         )
 
     def _warm_binaries(self, p):
-        """The previous fit's binaries to refit in place, with ``warm_start`` and the
+        """The previous fit's binaries to refit (copies of them), with ``warm_start`` and the
         same classes and code (None otherwise)."""
         if not (self.warm_start and hasattr(self, "estimators_")):
             return None
@@ -453,8 +472,9 @@ default="ovo"
         """The fitted binaries, one list per ensemble member."""
         return self.estimators_ if self.ensemble_ else [self.estimators_]
 
-    def _refit_problem(self, X, y, sample_weight=None):
-        """The training problem of ``fit_decoder``: the fitted code, classes and seeds."""
+    def _refit_problem(self, X, y, sample_weight=None, fit_params=None):
+        """The training problem of ``fit_decoder``: the fitted code, classes and seeds,
+        and the fit parameters routed as :meth:`fit` routes them."""
         check_is_fitted(self)
         self._validate_params()
         X = self._validate_X(X, reset=False)
@@ -469,7 +489,20 @@ default="ovo"
         y_enc = np.searchsorted(self.classes_, y)
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)
-        learner_params = [{} if sample_weight is None else {"sample_weight": sample_weight}] * M
+        learners = self._learners()
+        if self.cv != "prefit":
+            learners = check_learners(learners, M, False)[0]
+        new_folds = not self.ensemble_ and self.cv is not None and self.cv != "prefit"
+        learner_params, split_params = fit_parameters(
+            self,
+            learners,
+            M,
+            sample_weight,
+            fit_params or {},
+            _routing_enabled(),
+            self._splitters(),
+            train=new_folds,  # only new fold models are fitted
+        )
         return Problem(
             X,
             y_enc,
@@ -479,10 +512,11 @@ default="ovo"
             self.binary_output_,
             sample_weight,
             learner_params,
+            split_params,
         )
 
     @restore_on_failure
-    def fit_decoder(self, X, y, sample_weight=None):
+    def fit_decoder(self, X, y, sample_weight=None, **fit_params):
         """Refit only the decoder, on the binaries already trained.
 
         Swap the aggregation method of a fitted classifier without retraining
@@ -508,14 +542,17 @@ default="ovo"
             Labels, all among ``classes_``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the samples in the decoder's criterion (and in the fold
-            models' fits).
+            models' fits), routed as :meth:`fit` routes them.
+        **fit_params : dict
+            Further parameters for the new fold models' ``fit`` (and the
+            splitter's ``split``), as in :meth:`fit`.
 
         Returns
         -------
         self : object
             The classifier with its new decoder.
         """
-        p = self._refit_problem(X, y, sample_weight)
+        p = self._refit_problem(X, y, sample_weight, fit_params)
         decoder = self._make_decoder()
         self._check_decoder(decoder, p.output)
         if self.ensemble_:
@@ -631,6 +668,9 @@ default="ovo"
         the mean probabilities (decoders with probabilities) or the mean scores."""
         if self.ensemble_ and hasattr(self.decoder_, "predict_log_proba"):
             return self._log_proba(X)
+        if self.ensemble_ and hasattr(self.decoder_, "predict_proba"):
+            with np.errstate(divide="ignore"):  # a probability of 0 scores -inf
+                return np.log(self.predict_proba(X))
         return np.mean([self.decoder_.decision_function(Q) for Q in self._member_outputs(X)], 0)
 
     @available_if(_decoder_has("decision_function"))
@@ -675,8 +715,10 @@ default="ovo"
         check_is_fitted(self)
         if is_dask_array(X):
             return self._map_dask(X, "predict", None, self.classes_.dtype)
-        if not self.ensemble_:
-            return self.classes_[self.decoder_.predict(self.predict_binary_proba(X))]
+        # the argmax of the very probabilities predict_proba returns, so that the
+        # invariant holds for every decoder and every cv (ties: the first class)
+        if hasattr(self.decoder_, "predict_proba"):
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
 

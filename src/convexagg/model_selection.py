@@ -6,12 +6,12 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context, clone
-from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
-from ._training import check_learners, subproblem
+from ._training import check_learners, cv_splits, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import progress, restore_on_failure
+from .aggregation import MAX_ALPHA
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
@@ -187,6 +187,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         self.alphas = alphas
         self.alpha_cv = alpha_cv
 
+    def _splitters(self):
+        """``cv`` and ``alpha_cv``, by routing name: both get ``groups`` (routing off),
+        or what each requests (routing on)."""
+        return {**super()._splitters(), "alpha_cv": self.alpha_cv}
+
     def _make_decoder(self, **overrides):
         """The decoder at ``alpha_`` once fitted (``fit_decoder`` refits there)."""
         return super()._make_decoder(**{"alpha": getattr(self, "alpha_", 1e-4), **overrides})
@@ -195,9 +200,9 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         if isinstance(self.alphas, Integral):
             return default_alphas(self.alphas)
         alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
-        if alphas.size == 0 or not np.all(np.isfinite(alphas)) or alphas.min() < 0:
+        if alphas.size == 0 or not (alphas.min() >= 0 and alphas.max() <= MAX_ALPHA):
             raise ValueError(
-                f"alphas must be an int or a non-empty array of finite values >= 0; "
+                f"alphas must be an int or a non-empty array of values in [0, {MAX_ALPHA:g}]; "
                 f"got {self.alphas!r}."
             )
         return alphas
@@ -239,7 +244,10 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         if self.cv is not None:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
         rows = np.arange(p.y.size)[training.rows] if self.cv is not None else np.arange(p.y.size)
-        folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
+        split_params = rows_of(p.X, p.split_params.get("alpha_cv", {}), rows)
+        folds = cv_splits(
+            self.alpha_cv, rows, p.y[rows], split_params, "alpha_cv", "pass fewer folds"
+        )
         sw = p.sample_weight
         scores = []
         folds = progress(enumerate(folds), None, "alpha folds", self.verbose)

@@ -32,10 +32,11 @@ from .discrepancy import (
     stack_losses,
 )
 from .margin import LargeMarginObjective, StiffnessObjective
-from .penalty import PENALTIES, Penalty
+from .penalty import MAX_ALPHA, PENALTIES, Penalty
 from .point import Point
 
 __all__ = [
+    "MAX_ALPHA",
     "PENALTIES",
     "BlockedObjective",
     "DenseObjective",
