@@ -352,16 +352,18 @@ class _NoWeights(LogisticRegression):
 
 
 @pytest.mark.parametrize("routing", [False, True])
-def test_prefit_binaries_are_not_asked_for_fit_parameters(iris, routing):
+@pytest.mark.parametrize("Learner", [_NoWeights, LogisticRegression])
+def test_prefit_binaries_are_not_asked_for_fit_parameters(iris, routing, Learner):
     """cv='prefit' never fits the binaries, but refused sample_weight for a learner that
-    cannot take it, and under routing raised UnsetMetadataPassedError for their fit."""
+    cannot take it, and under routing raised UnsetMetadataPassedError for the fit of
+    one that can (its request left unset)."""
     X, y = iris
     w = np.random.default_rng(4).uniform(0.2, 3.0, size=len(y))
     code = one_vs_one(3)
     binaries = []
     for column in code.T:
         rows = column[y] != 0
-        binaries.append(_NoWeights().fit(X[rows], column[y[rows]] == 1))
+        binaries.append(Learner().fit(X[rows], column[y[rows]] == 1))
     with sklearn.config_context(enable_metadata_routing=routing):
         clf = ConvexAggregationClassifier(binaries, code=code, cv="prefit").fit(
             X, y, sample_weight=w
