@@ -596,6 +596,8 @@ def test_more_folds_than_the_classes_have_rows_names_cv():
         ConvexAggregationClassifier(cv=StratifiedKFold(5)).fit(X, y)
     with pytest.raises(ValueError, match="alpha_cv=5 cannot split .* pass fewer folds"):
         ConvexAggregationClassifierCV(alphas=[1.0], cv=None).fit(X, y)
+    with pytest.raises(ValueError, match="alpha_cv=5 cannot split"):  # before the folds of cv=3
+        ConvexAggregationClassifierCV(_MustNotBeTrained(), loss="logistic", cv=3).fit(X, y)
     assert ConvexAggregationClassifier(cv=None).fit(X, y).predict(X).shape == (12,)
     assert ConvexAggregationClassifier(cv=3).fit(X, y).predict(X).shape == (12,)
 

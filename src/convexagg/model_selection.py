@@ -207,6 +207,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             )
         return alphas
 
+    def _alpha_folds(self, p, rows):
+        """The ``alpha_cv`` splits of ``rows`` (positions into ``rows``)."""
+        params = rows_of(p.X, p.split_params.get("alpha_cv", {}), rows)
+        return cv_splits(self.alpha_cv, rows, p.y[rows], params, "alpha_cv", "pass fewer folds")
+
     def _fold_outputs(self, p, train, val):
         """Outputs on a fold's training and held-out rows of binaries trained on its
         training rows (``cv=None``: the paper's in-sample protocol, honestly validated)."""
@@ -241,13 +246,14 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         decoder = self._make_decoder().with_solver_resolved()  # 0.1 keywords warn once
         alphas = self._alpha_grid()
         p = self._problem(X, y, decoder, sample_weight, fit_params)
+        if isinstance(self.alpha_cv, Integral) or hasattr(self.alpha_cv, "split"):
+            # a dry run on all rows: folds that cannot split them cannot split the rows
+            # with out-of-fold outputs either, and fail before any binary is trained
+            self._alpha_folds(p, np.arange(p.y.size))
         if self.cv is not None:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
         rows = np.arange(p.y.size)[training.rows] if self.cv is not None else np.arange(p.y.size)
-        split_params = rows_of(p.X, p.split_params.get("alpha_cv", {}), rows)
-        folds = cv_splits(
-            self.alpha_cv, rows, p.y[rows], split_params, "alpha_cv", "pass fewer folds"
-        )
+        folds = self._alpha_folds(p, rows)
         sw = p.sample_weight
         scores = []
         folds = progress(enumerate(folds), None, "alpha folds", self.verbose)
