@@ -28,7 +28,7 @@ PENALTIES = ("l2", "l1", "elasticnet")
 # (probabilities uniform); the solvers agree to 1e-4 in objective up to 1e10 for every
 # penalty, and from 1e12 (L1) / 1e14 (elastic net) the interior point ones stop far
 # from the optimum, and at 1e308 alpha * |w|^2 overflows
-# (measured on make_broken_classifier_outputs, alpha = 1 .. 1e20).
+# (benchmarks/scan_alpha_range.py: make_broken_classifier_outputs, alpha = 1 .. 1e20).
 MAX_ALPHA = 1e10
 
 # smallest quadratic penalty on the intercepts (see the module docstring)
