@@ -94,8 +94,8 @@ def test_pipeline_parameters_and_fitted_state(wine):
 
 def test_settings_that_cannot_apply(wine):
     X, y = wine
-    with pytest.raises(ValueError, match="binary_param_grid .*cv=None"):
-        ConvexAggregationClassifier(binary_param_grid={"C": [1.0]}, cv=None).fit(X, y)
+    with pytest.raises(ValueError, match="binary_param_grid .*cv='in_sample'"):
+        ConvexAggregationClassifier(binary_param_grid={"C": [1.0]}, cv="in_sample").fit(X, y)
     with pytest.raises(ValueError, match=r"\['max_depth'\].*LogisticRegression"):
         ConvexAggregationClassifier(binary_param_grid={"max_depth": [2]}, cv=3).fit(X, y)
     with pytest.raises(ValueError, match="no candidate"):
@@ -110,7 +110,7 @@ def test_settings_that_cannot_apply(wine):
     ).fit(X, y)
     assert tree.best_binary_params_["max_depth"] in (1, 3)
     # a failed fit leaves nothing behind
-    clf = ConvexAggregationClassifier(binary_param_grid={"C": [1.0]}, cv=None)
+    clf = ConvexAggregationClassifier(binary_param_grid={"C": [1.0]}, cv="in_sample")
     with pytest.raises(ValueError):
         clf.fit(X, y)
     assert not hasattr(clf, "best_binary_params_")

@@ -75,7 +75,7 @@ def test_the_cli_takes_combined_names(capsys):
 def test_the_aggregation_weighs_both_decompositions():
     X, y = load_wine(return_X_y=True)
     X = scale(X)
-    clf = ConvexAggregationClassifier(code="ovo+ovr", cv=None).fit(X, y)
+    clf = ConvexAggregationClassifier(code="ovo+ovr", cv="in_sample").fit(X, y)
     K = 3
     assert clf.code_matrix_.shape == (K, K * (K - 1) // 2 + K)
     assert clf.weights_.shape == (clf.code_matrix_.shape[1],)

@@ -330,3 +330,12 @@ def test_every_display_renders_to_png(clf, iris, tmp_path):
         target = tmp_path / f"{name}.png"
         disp.figure_.savefig(target, dpi=60)
         assert target.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("entry", [2, np.nan, 0.5])
+def test_weights_display_refuses_a_code_with_other_entries(entry):
+    """A 2 was drawn in the colour of +1 and NaN as a blank, with no word."""
+    code = np.array([[1.0, -1.0], [-1.0, 0.0], [0.0, 1.0]])
+    code[1, 1] = entry
+    with pytest.raises(ValueError, match="code must hold only -1, 0 and \\+1 entries; found"):
+        WeightsDisplay(np.ones(2), code)

@@ -12,7 +12,12 @@ from sklearn.svm import LinearSVC
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 
-from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
+from convexagg import (
+    CodeMatrixClassifier,
+    ConvexAggregationClassifier,
+    ConvexAggregationClassifierCV,
+    ConvexDecoder,
+)
 from convexagg.codes import check_code_matrix, make_code, one_vs_one, one_vs_rest
 from helpers import DECODERS, accepts_code, scores
 
@@ -392,3 +397,228 @@ def test_every_decoder_fit_is_all_or_nothing(monkeypatch):
         fitted.fit(_Q(seed=1), y, one_vs_rest(3))  # the inputs are validated, then the solve fails
     assert fitted.weights_ is weights and np.array_equal(fitted.code_, one_vs_one(3))
     np.testing.assert_array_equal(fitted.predict_proba(_Q()), P)
+
+
+# ------------------------------------------------------------------- settings, before training
+
+
+def _late_settings():
+    from convexagg.solvers import InteriorPoint, ProjectedNewton
+
+    return [
+        (
+            lambda L: ConvexAggregationClassifier(
+                L, loss="logistic", solver=ProjectedNewton(tol=0)
+            ),
+            InvalidParameterError,
+            "The 'tol' parameter of ProjectedNewton",
+        ),
+        (
+            lambda L: CodeMatrixClassifier(
+                L,
+                decoder=ConvexDecoder(
+                    loss="logistic", formulation="large_margin", solver="projected_newton"
+                ),
+            ),
+            ValueError,
+            "formulation='large_margin' cannot be solved by ProjectedNewton",
+        ),
+        (
+            lambda L: CodeMatrixClassifier(
+                L,
+                decoder=ConvexDecoder(
+                    loss="logistic", formulation="stiffness", solver=InteriorPoint(dtype="float32")
+                ),
+            ),
+            ValueError,
+            "formulation='stiffness' cannot use InteriorPoint\\(dtype='float32'\\)",
+        ),
+        (
+            lambda L: CodeMatrixClassifier(L, decoder=ConvexDecoder(loss="logistic", tau=10.0)),
+            ValueError,
+            "tau=10.0 applies only to formulation='stiffness'",
+        ),
+        (
+            lambda L: ConvexAggregationClassifierCV(
+                L, loss="logistic", solver=InteriorPoint(max_iter=0)
+            ),
+            InvalidParameterError,
+            "The 'max_iter' parameter of InteriorPoint",
+        ),
+        (
+            lambda L: ConvexAggregationClassifier(L, loss="logistic", alpha=1e308),
+            InvalidParameterError,
+            "The 'alpha' parameter of ConvexAggregationClassifier",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("cv", [None, 3])
+@pytest.mark.parametrize("make, error, message", _late_settings())
+def test_every_setting_is_validated_before_any_binary_is_trained(iris, make, error, message, cv):
+    """Bad solver settings were refused only after every binary of every fold was trained."""
+    clf = make(_MustNotBeTrained()).set_params(cv=cv)
+    with pytest.raises(error, match=message):
+        clf.fit(*iris)
+    assert _fitted_attributes(clf) == []
+
+
+# --------------------------------------------------------------------------- solver results
+
+
+def _solvers_with_bad_results():
+    from convexagg.solvers import ProjectedNewton, SolverConfig, SolverResult
+
+    class NaNWeights(SolverConfig):  # through the documented _solve
+        dtype = "float64"
+
+        def required_methods(self, objective=None):
+            return ()
+
+        def _solve(self, objective, previous, callback):
+            w = np.full(objective.n_variables, np.nan)
+            return SolverResult(w, None, 1, True, {"objective": np.zeros(1)})
+
+    class NegativeWeights(ProjectedNewton):  # overriding solve itself
+        def solve(self, objective, previous=None, callback=None):
+            result = super().solve(objective, previous, callback)
+            result.w = result.w - 1.0
+            return result
+
+    class WrongShape(ProjectedNewton):
+        def _solve(self, objective, previous, callback):
+            result = super()._solve(objective, previous, callback)
+            result.w = result.w[:-1]
+            return result
+
+    class NotAResult(ProjectedNewton):
+        def _solve(self, objective, previous, callback):
+            return super()._solve(objective, previous, callback).w
+
+    return [
+        (NaNWeights(), "the solver NaNWeights returned non-finite"),
+        (NegativeWeights(), "the solver NegativeWeights returned negative weights"),
+        (WrongShape(), "the solver WrongShape returned w of shape \\(2,\\); the objective has 3"),
+        (NotAResult(), "the solver NotAResult returned ndarray, not a SolverResult"),
+    ]
+
+
+@pytest.mark.parametrize("solver, message", _solvers_with_bad_results())
+def test_a_solver_result_is_checked_whoever_wrote_the_solver(iris, solver, message):
+    """A user's SolverConfig returning NaN weights was accepted: every prediction NaN."""
+    Q = np.random.default_rng(0).uniform(0.05, 0.95, size=(30, 3))
+    y = np.arange(30) % 3
+    decoder = ConvexDecoder(solver=solver)
+    with pytest.raises(ValueError, match=message):
+        decoder.fit(Q, y, one_vs_rest(3))
+    assert _fitted_attributes(decoder) == []
+    clf = ConvexAggregationClassifier(code="ovr", solver=solver, cv="in_sample")
+    with pytest.raises(ValueError, match=message):
+        clf.fit(*iris)
+
+
+# --------------------------------------------------------------------------- extreme numbers
+
+
+def test_alpha_beyond_the_solvable_range_is_refused_by_name():
+    """alpha=1e308 ended in scipy's 'Optimization bounds must be finite scalars'."""
+    from convexagg import regularization_path
+    from convexagg.aggregation import MAX_ALPHA
+
+    Q = np.random.default_rng(0).uniform(0.05, 0.95, size=(30, 3))
+    y, code = np.arange(30) % 3, one_vs_rest(3)
+    with pytest.raises(InvalidParameterError, match="The 'alpha' parameter of ConvexDecoder"):
+        ConvexDecoder(alpha=1e308).fit(Q, y, code)
+    with pytest.raises(ValueError, match="alphas must be .* values in \\[0, 1e\\+10\\]"):
+        ConvexAggregationClassifierCV(alphas=[1.0, 1e308], cv="in_sample").fit(*load_iris(return_X_y=True))
+    with pytest.raises(ValueError, match="alpha must be in \\[0, 1e\\+10\\]"):
+        regularization_path(Q, y, code, alphas=[1e308])
+    # the largest accepted value solves: every weight 0 to working precision
+    assert ConvexDecoder(alpha=MAX_ALPHA).fit(Q, y, code).weights_.max() < 1e-9
+
+
+@pytest.mark.parametrize(
+    "solver", ["projected_newton", "interior_point", "lbfgsb", "predictor_corrector"]
+)
+@pytest.mark.parametrize("penalty", ["l2", "l1", "elasticnet"])
+def test_every_solver_solves_the_largest_accepted_alpha(solver, penalty):
+    """Beyond MAX_ALPHA the interior point methods stop far from the optimum (at 1e12,
+    L1: 1e12 above it); up to it every solver lands near w = 0, the optimum's limit."""
+    from convexagg.aggregation import MAX_ALPHA
+    from convexagg.datasets import make_broken_classifier_outputs
+    from convexagg.solvers import InteriorPoint
+
+    Q, y, code = make_broken_classifier_outputs(random_state=0)
+    if solver == "predictor_corrector":
+        solver = InteriorPoint(method="predictor_corrector")
+    decoder = ConvexDecoder(alpha=MAX_ALPHA, penalty=penalty, solver=solver).fit(Q, y, code)
+    objective = decoder.likelihood_objective(Q, y, code)
+    at_zero = objective.value(np.zeros(code.shape[1]))
+    assert objective.value(decoder.weights_) <= at_zero + 1e-4
+
+
+def test_alpha_of_the_smallest_subnormal_is_alpha_zero():
+    from convexagg.datasets import make_broken_classifier_outputs
+
+    Q, y, code = make_broken_classifier_outputs(random_state=0)
+    tiny = ConvexDecoder(alpha=5e-324).fit(Q, y, code)
+    zero = ConvexDecoder(alpha=0.0).fit(Q, y, code)
+    np.testing.assert_allclose(tiny.weights_, zero.weights_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("scale", [1e307, 5e-324])
+def test_sample_weights_at_the_ends_of_the_float_range(scale):
+    """Weights of 1e308 overflowed their sum ('the per-classifier losses must be
+    finite'); 5e-324 lost every digit of it (weights off by 2.1). Only their ratios
+    matter: integer weights times the scale fit as the integer weights."""
+    from convexagg.datasets import make_broken_classifier_outputs
+
+    Q, y, code = make_broken_classifier_outputs(random_state=0)
+    counts = np.random.default_rng(0).integers(1, 4, size=len(y)).astype(float)
+    ref = ConvexDecoder().fit(Q, y, code, sample_weight=counts)
+    scaled = ConvexDecoder().fit(Q, y, code, sample_weight=counts * scale)
+    np.testing.assert_allclose(scaled.weights_, ref.weights_, rtol=1e-10)
+
+
+# --------------------------------------------------------------------------- folds
+
+
+def test_more_folds_than_the_classes_have_rows_names_cv():
+    """scikit-learn's 'n_splits=5 cannot be greater than the number of members in each
+    class' named a parameter the user never set."""
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    y = np.repeat([0, 1, 2], 4)
+    with pytest.raises(ValueError, match="cv=5 cannot split .* fewer folds .* or cv=.in_sample."):
+        ConvexAggregationClassifier().fit(X, y)
+    from sklearn.model_selection import StratifiedKFold
+
+    with pytest.raises(ValueError, match="cv=StratifiedKFold.* cannot split .* cv=.in_sample."):
+        ConvexAggregationClassifier(cv=StratifiedKFold(5)).fit(X, y)
+    with pytest.raises(ValueError, match="alpha_cv=5 cannot split .* pass fewer folds"):
+        ConvexAggregationClassifierCV(alphas=[1.0], cv="in_sample").fit(X, y)
+    with pytest.raises(ValueError, match="alpha_cv=5 cannot split"):  # before the folds of cv=3
+        ConvexAggregationClassifierCV(_MustNotBeTrained(), loss="logistic", cv=3).fit(X, y)
+    assert ConvexAggregationClassifier(cv="in_sample").fit(X, y).predict(X).shape == (12,)
+    assert ConvexAggregationClassifier(cv=3).fit(X, y).predict(X).shape == (12,)
+
+
+# --------------------------------------------------------------------------- learners
+
+
+class _FitReturnsNone(LogisticRegression):
+    """A learner whose fit returns None (scikit-learn's meta-estimators fit it)."""
+
+    def fit(self, X, y, sample_weight=None):
+        super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("cv, warm_start", [(None, False), (None, True), (3, False)])
+def test_a_learner_whose_fit_returns_none(iris, cv, warm_start):
+    X, y = iris
+    clf = ConvexAggregationClassifier(
+        _FitReturnsNone(max_iter=1000), cv=cv, random_state=0, warm_start=warm_start
+    )
+    ref = ConvexAggregationClassifier(LogisticRegression(max_iter=1000), cv=cv, random_state=0)
+    clf.fit(X, y)
+    clf.fit(X, y)  # a warm refit too
+    np.testing.assert_allclose(clf.predict_proba(X), ref.fit(X, y).predict_proba(X), rtol=1e-6)

@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_one
+from helpers import DECODERS, make_decoder
 
 
 @parametrize_with_checks(
@@ -339,3 +340,76 @@ def test_cv_none_is_the_deprecated_name_of_in_sample(iris):
     assert not old.ensemble_ and len(old.estimators_) == new.code_matrix_.shape[1]
     with pytest.raises(ValueError, match="ensemble=False applies to out-of-fold outputs only"):
         ConvexAggregationClassifier(cv=None, ensemble=False).fit(X, y)
+
+
+# ------------------------------------------------------------------ all-or-nothing, invariants
+
+
+class _FailsWhenArmed(LogisticRegression):
+    """Refits raise once ``armed_`` is set on a fitted copy (a fault in one binary)."""
+
+    def fit(self, X, y, sample_weight=None):
+        if getattr(self, "armed_", False):
+            raise RuntimeError("binary refit failed")
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_a_failed_warm_refit_leaves_the_previous_model_exactly(iris, n_jobs):
+    """The warm binaries were refitted in place before the failing one raised: the
+    kept model's predictions moved by 0.9."""
+    X, y = iris
+    clf = ConvexAggregationClassifier(
+        _FailsWhenArmed(warm_start=True), code="ovr", cv="in_sample", warm_start=True, n_jobs=n_jobs
+    ).fit(X[::3], y[::3])
+    P = clf.predict_proba(X)
+    coefs = [est.coef_.copy() for est in clf.estimators_]
+    clf.estimators_[2].armed_ = True  # column 2 fails, after columns 0 and 1 refit
+    with pytest.raises(RuntimeError, match="binary refit failed"):
+        clf.fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), P)
+    for est, coef in zip(clf.estimators_, coefs):
+        np.testing.assert_array_equal(est.coef_, coef)
+
+
+def _invariant_data():
+    # 1 row in 400 disagreed here for the fold ensemble with PairwiseCouplingDecoder
+    # and BradleyTerryDecoder (predict took the argmax of the mean scores)
+    return make_classification(
+        400,
+        8,
+        n_informative=4,
+        n_classes=4,
+        n_clusters_per_class=1,
+        flip_y=0.2,
+        random_state=5,
+    )
+
+
+@pytest.fixture(scope="module")
+def invariant_data():
+    X, y = _invariant_data()
+    prefit = ConvexAggregationClassifier(code="ovo", cv="in_sample").fit(X, y).estimators_
+    return X, y, prefit
+
+
+@pytest.mark.parametrize(
+    "cv, ensemble", [("in_sample", "auto"), (5, "auto"), (5, False), ("prefit", "auto")]
+)
+@pytest.mark.parametrize(
+    "Decoder", [D for D in DECODERS if hasattr(D, "predict_proba")], ids=lambda d: d.__name__
+)
+def test_predict_is_the_argmax_of_predict_proba_for_every_decoder_and_cv(
+    invariant_data, Decoder, cv, ensemble
+):
+    X, y, prefit = invariant_data
+    estimator = prefit if cv == "prefit" else None
+    clf = CodeMatrixClassifier(
+        estimator,
+        code="ovo",
+        decoder=make_decoder(Decoder),
+        cv=cv,
+        ensemble=ensemble,
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[clf.predict_proba(X).argmax(1)])

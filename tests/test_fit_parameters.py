@@ -7,7 +7,7 @@ import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -20,6 +20,7 @@ from convexagg import (
     ConvexAggregationClassifierCV,
     ConvexDecoder,
 )
+from convexagg.codes import one_vs_one
 from convexagg.solvers import ProjectedNewton
 
 TIGHT = LogisticRegression(tol=1e-10, max_iter=10_000)
@@ -227,7 +228,7 @@ def test_per_column_margin_learners(iris):
 # --------------------------------------------------------------------------- warm start
 
 
-def test_warm_start_refits_the_binaries_in_place_and_starts_the_weights_warm(iris):
+def test_warm_start_refits_copies_of_the_binaries_and_starts_the_weights_warm(iris):
     X, y = iris
     clf = ConvexAggregationClassifier(
         LogisticRegression(warm_start=True),
@@ -237,8 +238,15 @@ def test_warm_start_refits_the_binaries_in_place_and_starts_the_weights_warm(iri
         cv="in_sample",  # binaries fitted per fold are always fresh
     ).fit(X, y)
     binaries = list(clf.estimators_)
+    coefs = [est.coef_.copy() for est in binaries]
+    first_iter = [est.n_iter_[0] for est in binaries]
     clf.set_params(alpha=5e-3).fit(X, y)
-    assert all(a is b for a, b in zip(clf.estimators_, binaries))
+    # copies were refitted, from the previous solutions (a cold fit takes more
+    # iterations); the previous binaries are untouched
+    assert not any(a is b for a, b in zip(clf.estimators_, binaries))
+    assert all(new.n_iter_[0] < old for new, old in zip(clf.estimators_, first_iter))
+    for est, coef in zip(binaries, coefs):
+        np.testing.assert_array_equal(est.coef_, coef)
     cold = ConvexAggregationClassifier(alpha=5e-3, solver=ProjectedNewton(tol=1e-8), cv="in_sample")
     cold.fit(X, y)
     assert clf.n_iter_ <= cold.n_iter_
@@ -267,3 +275,101 @@ def test_predict_log_proba_is_stable(iris):
     keep = P > 1e-300
     np.testing.assert_allclose(log_p[keep], np.log(P[keep]), rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(clf.classes_[log_p.argmax(axis=1)], clf.predict(X))
+
+
+# ------------------------------------------------------------------- routing, everywhere alike
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_fit_and_fit_decoder_route_the_weights_the_same_way(iris, routing):
+    """With routing on and the learner declining the weights, fit_decoder sent them
+    to its new fold models anyway: its weights differed from fit's on the same call."""
+    X, y = iris
+    w = np.random.default_rng(3).uniform(0.2, 3.0, size=len(y))
+    with sklearn.config_context(enable_metadata_routing=routing):
+        learner = Recording(C=0.5)
+        if routing:
+            learner.set_fit_request(sample_weight=False, extra=False)
+        clf = ConvexAggregationClassifier(learner, cv=3, ensemble=False, random_state=0)
+        Recording.seen.clear()
+        clf.fit(X, y, sample_weight=w)
+        in_fit = [r["sample_weight"] is not None for r in Recording.seen]
+        weights = clf.weights_.copy()
+        Recording.seen.clear()
+        clf.fit_decoder(X, y, sample_weight=w)  # new fold models, the same seeds
+        in_fit_decoder = [r["sample_weight"] is not None for r in Recording.seen]
+    assert in_fit_decoder == in_fit[: len(in_fit_decoder)]  # fit also refits on all rows
+    assert set(in_fit) == {not routing}
+    np.testing.assert_allclose(clf.weights_, weights, rtol=1e-12)
+
+
+def test_a_one_shot_generator_as_cv_with_routing(iris):
+    """get_metadata_routing consumed the generator, and fit found no splits."""
+    X, y = iris
+    splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    listed = ConvexAggregationClassifier(cv=splits, random_state=0).fit(X, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        clf = ConvexAggregationClassifier(cv=(s for s in splits), random_state=0)
+        clf.get_metadata_routing()  # asking must not use it up
+        clf.fit(X, y)
+    np.testing.assert_allclose(clf.weights_, listed.weights_, rtol=1e-12)
+    with pytest.raises(ValueError, match="gave no splits; an iterator of splits is used up"):
+        clf.fit(X, y)  # the same generator, now used up
+
+
+class _RecordingGroupKFold(GroupKFold):
+    seen = []
+
+    def split(self, X, y=None, groups=None):
+        _RecordingGroupKFold.seen.append(groups)
+        return super().split(X, y, groups)
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_groups_reach_alpha_cv(iris, routing):
+    X, y = iris
+    groups = np.arange(len(y)) % 7
+    _RecordingGroupKFold.seen.clear()
+    with sklearn.config_context(enable_metadata_routing=routing):
+        clf = ConvexAggregationClassifierCV(alphas=[1e-3, 1.0], alpha_cv=_RecordingGroupKFold(3))
+        clf.fit(X, y, groups=groups)
+    assert clf.cv_scores_.shape == (2, 3)
+    np.testing.assert_array_equal(_RecordingGroupKFold.seen[-1], groups)
+
+
+def test_groups_without_a_splitter_is_an_error(iris):
+    with pytest.raises(
+        ValueError, match="groups was given but .* splitter to pass it to \\(cv='in_sample'\\)"
+    ):
+        ConvexAggregationClassifier(cv="in_sample").fit(*iris, groups=np.zeros(150))
+
+
+class _NoWeights(LogisticRegression):
+    """A learner whose fit takes no sample_weight."""
+
+    def fit(self, X, y):
+        return super().fit(X, y)
+
+
+@pytest.mark.parametrize("routing", [False, True])
+@pytest.mark.parametrize("Learner", [_NoWeights, LogisticRegression])
+def test_prefit_binaries_are_not_asked_for_fit_parameters(iris, routing, Learner):
+    """cv='prefit' never fits the binaries, but refused sample_weight for a learner that
+    cannot take it, and under routing raised UnsetMetadataPassedError for the fit of
+    one that can (its request left unset)."""
+    X, y = iris
+    w = np.random.default_rng(4).uniform(0.2, 3.0, size=len(y))
+    code = one_vs_one(3)
+    binaries = []
+    for column in code.T:
+        rows = column[y] != 0
+        binaries.append(Learner().fit(X[rows], column[y[rows]] == 1))
+    with sklearn.config_context(enable_metadata_routing=routing):
+        clf = ConvexAggregationClassifier(binaries, code=code, cv="prefit").fit(
+            X, y, sample_weight=w
+        )
+        Q = np.column_stack([b.predict_proba(X)[:, 1] for b in binaries])
+        ref = ConvexDecoder().fit(Q, y, code, sample_weight=w)
+        np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)
+        clf.fit_decoder(X, y, sample_weight=w)
+        np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)

@@ -173,3 +173,15 @@ def test_bad_inputs_name_the_argument(metric, args, kwargs, error, match):
 def test_unknown_kind_is_refused():
     with pytest.raises(InvalidParameterError, match="'kind' parameter"):
         reliability_curve(Y, P, kind="confidence")
+
+
+@pytest.mark.parametrize("metric", [*METRICS, reliability_curve])
+@pytest.mark.parametrize("missing", [np.nan, None])
+def test_a_missing_label_in_y_true_is_named(metric, missing):
+    """NaN in y_true was counted as a fourth label: '4 distinct labels ... pass labels='."""
+    y = Y.astype(object if missing is None else float)
+    y[3] = missing
+    with pytest.raises(ValueError, match="y_true contains NaN or None \\(y_true\\[3\\]\\)"):
+        metric(y, P)
+    with pytest.raises(ValueError, match="y_true contains NaN or None"):
+        metric(y, P, labels=[0, 1, 2])

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from ._training import Training, out_of_fold
+from ._training import Training, in_sample, out_of_fold
 
 __all__ = ["check_param_grid", "learners_with", "select_binaries"]
 
@@ -38,7 +38,7 @@ def learners_with(learners, params):
 def check_param_grid(grid, learners, cv):
     """The candidates of ``grid`` (scikit-learn's ``ParameterGrid``), each checked
     against the learners' parameters; raises a ``ValueError`` naming what is wrong."""
-    if cv is None or (isinstance(cv, str) and cv == "prefit"):
+    if in_sample(cv) or (isinstance(cv, str) and cv == "prefit"):
         raise ValueError(
             f"binary_param_grid chooses the binaries' parameters on out-of-fold outputs, "
             f"which cv={cv!r} does not give; pass cv=5 (an int) or a splitter."

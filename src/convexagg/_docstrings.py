@@ -89,14 +89,16 @@ verbose : int, default=0
     "warm_start": """\
 warm_start : bool, default=False
     Refit reusing the previous fit when the classes and the code are the
-    same: its binaries are refitted in place rather than cloned afresh (a
-    learner's own ``warm_start`` then continues from its solution), and a
-    decoder with ``warm_start`` (the convex aggregation's weights) starts
-    from its previous solution. Binaries fitted per fold are always fresh.""",
+    same: copies of its binaries are refitted rather than fresh clones (a
+    learner's own ``warm_start`` then continues from its solution; a failed
+    refit leaves the previous model as it was), and a decoder with
+    ``warm_start`` (the convex aggregation's weights) starts from its
+    previous solution. Binaries fitted per fold are always fresh.""",
     # -- the convex aggregation's model (ConvexDecoder and the estimators that hand them on) --
     "alpha": """\
 alpha : float, default=1e-4
-    Regularisation strength (the paper's lambda); ``>= 0``. The penalty is
+    Regularisation strength (the paper's lambda), in ``[0, 1e10]`` (above
+    about 1e6 every weight is 0 to working precision). The penalty is
     ``alpha/2 |w|^2`` (``"l2"``), ``alpha sum(w)`` (``"l1"``), or
     ``alpha (l1_ratio sum(w) + (1 - l1_ratio)/2 |w|^2)`` (``"elasticnet"``,
     as in scikit-learn); see :class:`~convexagg.aggregation.Penalty`.""",

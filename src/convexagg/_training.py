@@ -38,11 +38,13 @@ __all__ = [
     "Problem",
     "Training",
     "check_learners",
+    "cv_splits",
     "fit_parameters",
     "in_sample",
     "member_outputs",
     "out_of_fold",
     "routing",
+    "rows_of",
     "subproblem",
     "train",
 ]
@@ -60,7 +62,7 @@ class Problem:
     output: str  # "proba" or "margin"
     sample_weight: np.ndarray | None = None
     learner_params: list = field(default_factory=list)  # fit parameters, one dict per column
-    split_params: dict = field(default_factory=dict)  # for the splitter (e.g. groups)
+    split_params: dict = field(default_factory=dict)  # "cv" / "alpha_cv" -> their split params
 
 
 @dataclass
@@ -86,6 +88,12 @@ def in_sample(cv, warn=False):
             stacklevel=6,  # the caller of fit (fit, its two wrappers, _problem, here)
         )
     return cv is None or (isinstance(cv, str) and cv == "in_sample")
+
+
+_CV_REMEDY = (
+    "pass fewer folds (cv=k with k at most the number of samples of the smallest class) "
+    "or cv='in_sample' (weights fit on in-sample outputs)"
+)
 
 
 def _names(n_columns, per_column):
@@ -131,38 +139,59 @@ def check_learners(estimator, n_columns, prefit):
     )
 
 
-def routing(owner, learners, n_columns, cv):
+def routing(owner, learners, n_columns, splitters, prefit=False):
     """The :class:`~sklearn.utils.metadata_routing.MetadataRouter` of an estimator:
-    itself (the aggregation consumes ``sample_weight``), its learners' ``fit`` and
-    its splitter's ``split``."""
+    itself (the aggregation consumes ``sample_weight``), its learners' ``fit``
+    (unless ``prefit``: their ``fit`` is never called) and the ``split`` of each
+    splitter in ``splitters`` (a dict, parameter name -> its value, e.g.
+    ``{"cv": cv}``; the name is the routing name).
+
+    Only splitter objects are added: an int or None requests nothing, and an
+    iterable of splits must not be consumed by asking it (a one-shot generator
+    is then still there for the fit, as ``CalibratedClassifierCV`` has it).
+    """
     router = MetadataRouter(owner=owner).add_self_request(owner)
     per_column = isinstance(learners, list)
-    for name, learner in zip(_names(n_columns, per_column), learners if per_column else [learners]):
-        router.add(
-            **{name: learner}, method_mapping=MethodMapping().add(caller="fit", callee="fit")
-        )
-    if not in_sample(cv) and not (isinstance(cv, str) and cv == "prefit"):
-        router.add(
-            splitter=check_cv(cv), method_mapping=MethodMapping().add(caller="fit", callee="split")
-        )
+    if not prefit:
+        for name, learner in zip(
+            _names(n_columns, per_column), learners if per_column else [learners]
+        ):
+            router.add(
+                **{name: learner}, method_mapping=MethodMapping().add(caller="fit", callee="fit")
+            )
+    for name, cv in splitters.items():
+        if hasattr(cv, "split"):
+            router.add(
+                **{name: cv}, method_mapping=MethodMapping().add(caller="fit", callee="split")
+            )
     return router
 
 
-def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routing_enabled):
-    """``(learner parameters, one dict per column; splitter parameters)``.
+def fit_parameters(
+    owner, learners, n_columns, sample_weight, fit_params, routing_enabled, splitters, train=True
+):
+    """``(learner parameters, one dict per column; splitter parameters, by routing name)``.
 
-    Under metadata routing, what each learner (and the splitter) requested
+    Under metadata routing, what each learner (and each splitter of
+    ``splitters``, see :func:`routing`) requested
     (:func:`~sklearn.utils.metadata_routing.process_routing`). Without it,
     ``sample_weight`` goes to every learner, and a learner that cannot take it
-    is named in a ``TypeError``; other fit parameters need routing.
+    is named in a ``TypeError``; ``groups`` goes to the splitters, as
+    scikit-learn's ``GridSearchCV`` passes it; other fit parameters need
+    routing. ``train=False`` (binaries that are not fitted: ``cv="prefit"``,
+    ``fit_decoder`` on binaries already trained): the learners get nothing and
+    are not asked whether they could. ``fit`` and ``fit_decoder`` both route
+    through here, so the same call sends the same weights to the same places.
     """
     per_column = isinstance(learners, list)
     names = _names(n_columns, per_column)
     if routing_enabled:
         routed = process_routing(owner, "fit", sample_weight=sample_weight, **fit_params)
-        params = [routed[name].fit for name in names]
-        split = routed.splitter.split if "splitter" in routed else {}
+        params = [routed[name].fit if name in routed else {} for name in names]
+        split = {name: routed[name].split for name in splitters if name in routed}
     else:
+        fit_params = dict(fit_params)
+        groups = fit_params.pop("groups", None)
         if fit_params:
             raise TypeError(
                 f"{type(owner).__name__}.fit got {sorted(fit_params)}, which it can only pass "
@@ -170,8 +199,19 @@ def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routin
                 "sklearn.set_config(enable_metadata_routing=True) and request them from the "
                 "learner (e.g. learner.set_fit_request(...))."
             )
+        takers = [
+            name
+            for name, cv in splitters.items()
+            if not in_sample(cv) and not (isinstance(cv, str) and cv == "prefit")
+        ]
+        if groups is not None and not takers:
+            raise ValueError(
+                f"groups was given but {type(owner).__name__} has no cross-validation "
+                f"splitter to pass it to ({', '.join(f'{k}={v!r}' for k, v in splitters.items())})."
+            )
+        split = {name: {} if groups is None else {"groups": groups} for name in takers}
         common = {} if sample_weight is None else {"sample_weight": sample_weight}
-        if sample_weight is not None:
+        if sample_weight is not None and train:
             for name, learner in zip(names, learners if per_column else [learners]):
                 if not has_fit_parameter(learner, "sample_weight"):
                     raise TypeError(
@@ -181,8 +221,7 @@ def fit_parameters(owner, learners, n_columns, sample_weight, fit_params, routin
                         "enable_metadata_routing=True)) and request it from the step that "
                         "takes it (set_fit_request(sample_weight=True))."
                     )
-        params = [common] * len(names)
-        split = {}
+        params = [common if train else {}] * len(names)
     return (params if per_column else params * n_columns), split
 
 
@@ -191,9 +230,10 @@ def train(p, learners, cv, ensemble, n_jobs, log, warm=None, oof=None):
 
     ``log``: a :class:`~convexagg._utils.Reporter`, told of each stage and
     each binary trained. ``warm``: binaries fitted before, one per column,
-    refitted in place (a learner's own ``warm_start`` then applies); only used
-    when the binaries are trained on all rows. ``oof``: :func:`out_of_fold`'s
-    result for these learners when already computed (kept members if ``ensemble``).
+    whose copies are refitted (a learner's own ``warm_start`` then applies;
+    the originals are not changed); only used when the binaries are trained
+    on all rows. ``oof``: :func:`out_of_fold`'s result for these learners when
+    already computed (kept members if ``ensemble``).
     """
     M = p.code.shape[1]
     if cv == "prefit":
@@ -223,12 +263,7 @@ def _fold_lines(n_folds, M):
 def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
     """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``;
     ``log``: a :class:`~convexagg._utils.Reporter` told of each fold's binaries."""
-    if isinstance(cv, numbers.Integral) and cv > len(p.y):
-        raise ValueError(
-            f"cv={cv} folds need at least {cv} training samples, got {len(p.y)}; "
-            "pass fewer folds or cv='in_sample' (weights fit on in-sample outputs)"
-        )
-    splits = list(check_cv(cv, p.y, classifier=True).split(p.X, p.y, **p.split_params))
+    splits = cv_splits(cv, p.X, p.y, p.split_params.get("cv", {}))
     M, done = p.code.shape[1], None
     if log is not None:
         log(f"out-of-fold outputs: {len(splits)} folds x {M} binary classifiers")
@@ -247,6 +282,34 @@ def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
         progress=done,
     )
     return members, Q, np.flatnonzero(covered), [test for _, test in splits]
+
+
+def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY):
+    """The ``(train, test)`` splits of the cv parameter ``name`` on ``(X, y)``, as a list
+    (a one-shot iterable is read once). The splitter's own errors (e.g. stratified
+    folds with more folds than members of every class) are raised naming ``name``
+    and ``remedy``, since the user set ``name``, not scikit-learn's ``n_splits``."""
+    if isinstance(cv, numbers.Integral) and cv > len(y):
+        raise ValueError(
+            f"{name}={cv} folds need at least {cv} training samples, got {len(y)}; {remedy}."
+        )
+    try:
+        splits = list(check_cv(cv, y, classifier=True).split(X, y, **params))
+    except ValueError as e:
+        raise ValueError(
+            f"{name}={cv!r} cannot split these {len(y)} samples ({e}); {remedy}."
+        ) from e
+    if not splits:
+        raise ValueError(
+            f"{name}={cv!r} gave no splits; an iterator of splits is used up by one fit: "
+            "pass a list of (train, test) pairs or a splitter such as KFold."
+        )
+    return splits
+
+
+def rows_of(X, params, rows):
+    """``params`` with its sample-aligned values (one per row of ``X``) taken on ``rows``."""
+    return _check_method_params(X, params=params, indices=rows)
 
 
 def subproblem(p, rows):

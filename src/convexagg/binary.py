@@ -26,6 +26,7 @@ binary learners are reproducible; parameters the user set are never changed.
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -218,16 +219,24 @@ def _learner(estimator, column):
 
 
 def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None):
-    """Fit the binary problem of ``column``: a seeded clone of ``estimator`` (or
-    ``warm``, a binary fitted before, refitted in place) on the rows the column
-    uses, with the sample-aligned ``fit_params`` taken on those rows."""
+    """Fit the binary problem of ``column``: a seeded clone of ``estimator`` (or a
+    copy of ``warm``, a binary fitted before) on the rows the column uses, with the
+    sample-aligned ``fit_params`` taken on those rows.
+
+    ``warm`` itself is never refitted: a fit that fails in another column must
+    leave the previous model as it was. The fitted object is returned, not what
+    its ``fit`` returns (scikit-learn's meta-estimators do the same; some
+    learners' ``fit`` returns None)."""
     rows, target = _binary_problem(y, column)
     params = _check_method_params(X, params=fit_params or {}, indices=rows)
     if np.unique(target).size < 2:
         return ConstantBinaryPredictor().fit(None, target, params.get("sample_weight"))
     if warm is None or isinstance(warm, ConstantBinaryPredictor):
-        warm = _seeded_clone(estimator, seed)
-    return warm.fit(X[rows], target, **params)
+        est = _seeded_clone(estimator, seed)
+    else:
+        est = copy.deepcopy(warm)
+    est.fit(X[rows], target, **params)
+    return est
 
 
 def _predict_binary(estimator, X, output, index=0):
@@ -423,8 +432,9 @@ def fit_binaries(
         sample-aligned values (such as ``sample_weight``) are taken on the rows
         of each column's problem.
     warm : list of fitted binaries, default=None
-        One per column, refitted in place instead of fresh clones (a learner
-        with its own ``warm_start`` then continues from its previous solution).
+        One per column: copies of them are refitted instead of fresh clones (a
+        learner with its own ``warm_start`` then continues from its previous
+        solution); the binaries given are not changed.
     progress : callable, default=None
         Called with no argument as each binary's training finishes.
 
@@ -487,7 +497,7 @@ def fit_predict_binaries(
     fit_params : dict or list of dict, default=None
         Passed to the learners' ``fit``, as in :func:`fit_binaries`.
     warm : list of fitted binaries, default=None
-        Refitted in place, as in :func:`fit_binaries`.
+        Copies of them refitted, as in :func:`fit_binaries`.
     progress : callable, default=None
         Called with no argument as each binary's training finishes.
 

@@ -446,6 +446,11 @@ class WeightsDisplay:
                 "weights must have one entry per column of code (n_classes, n_classifiers); "
                 f"got weights of shape {self.weights.shape} and code of shape {self.code.shape}."
             )
+        # the colour map has three colours: any other entry would be drawn as one of them
+        valid = np.isin(self.code, (-1, 0, 1))
+        if not valid.all():
+            bad = np.ravel(self.code)[np.flatnonzero(~np.ravel(valid))[0]]
+            raise ValueError(f"code must hold only -1, 0 and +1 entries; found {bad.item()!r}.")
         self.intercept = None if intercept is None else np.asarray(intercept, dtype=np.float64)
         if self.intercept is not None and self.intercept.shape != (self.code.shape[0],):
             raise ValueError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from inspect import signature
 from numbers import Integral
 
@@ -260,8 +261,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         The estimator consumes ``sample_weight`` itself (the aggregation's
         criterion) and routes ``fit`` parameters to its binary learners' ``fit``
-        (and to the splitter's ``split`` with out-of-fold outputs); see
-        scikit-learn's user guide on metadata routing.
+        (and to the splitter's ``split`` with out-of-fold outputs); with
+        ``cv="prefit"`` the binaries are never fitted and nothing is routed to
+        them. See scikit-learn's user guide on metadata routing.
 
         Returns
         -------
@@ -271,7 +273,12 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         learners = self._learners()
         n_columns = len(learners) if isinstance(learners, list) else 1
-        return routing(self, learners, n_columns, self.cv)
+        return routing(self, learners, n_columns, self._splitters(), self.cv == "prefit")
+
+    def _splitters(self):
+        """The cross-validation parameters, by routing name (``groups`` and the like go
+        to their ``split``)."""
+        return {"cv": self.cv}
 
     # -- the fit skeleton: validation, seeds, fit parameters; fit, fit_decoder, the CV fit --
 
@@ -303,9 +310,14 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _check_decoder(decoder, output):
-        """Fail fast: the decoder's parameters are valid and it takes ``output``."""
+        """Fail fast, before any binary is trained: the decoder's parameters are
+        valid, consistent (its solver configuration included) and it takes ``output``."""
         if hasattr(decoder, "_validate_params"):
             decoder._validate_params()
+        if hasattr(decoder, "_check_settings"):
+            with warnings.catch_warnings():  # deprecations warn once, from the decoder's fit
+                warnings.simplefilter("ignore", FutureWarning)
+                decoder._check_settings()
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
@@ -341,7 +353,14 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         learners, output = check_learners(self._learners(), code.shape[1], prefit)
         self._check_decoder(decoder, output)  # before any binary is trained
         learner_params, split_params = fit_parameters(
-            self, learners, code.shape[1], sample_weight, fit_params or {}, _routing_enabled()
+            self,
+            learners,
+            code.shape[1],
+            sample_weight,
+            fit_params or {},
+            _routing_enabled(),
+            self._splitters(),
+            train=not prefit,
         )
         seeds = column_seeds(rng, code.shape[1])
         return Problem(
@@ -349,7 +368,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
 
     def _warm_binaries(self, p):
-        """The previous fit's binaries to refit in place, with ``warm_start`` and the
+        """The previous fit's binaries to refit (copies of them), with ``warm_start`` and the
         same classes and code (None otherwise)."""
         if not (self.warm_start and hasattr(self, "estimators_")):
             return None
@@ -459,8 +478,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """The fitted binaries, one list per ensemble member."""
         return self.estimators_ if self.ensemble_ else [self.estimators_]
 
-    def _refit_problem(self, X, y, sample_weight=None):
-        """The training problem of ``fit_decoder``: the fitted code, classes and seeds."""
+    def _refit_problem(self, X, y, sample_weight=None, fit_params=None):
+        """The training problem of ``fit_decoder``: the fitted code, classes and seeds,
+        and the fit parameters routed as :meth:`fit` routes them."""
         check_is_fitted(self)
         self._validate_params()
         X = self._validate_X(X, reset=False)
@@ -475,7 +495,20 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y_enc = np.searchsorted(self.classes_, y)
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)
-        learner_params = [{} if sample_weight is None else {"sample_weight": sample_weight}] * M
+        learners = self._learners()
+        if self.cv != "prefit":
+            learners = check_learners(learners, M, False)[0]
+        new_folds = not self.ensemble_ and not in_sample(self.cv) and self.cv != "prefit"
+        learner_params, split_params = fit_parameters(
+            self,
+            learners,
+            M,
+            sample_weight,
+            fit_params or {},
+            _routing_enabled(),
+            self._splitters(),
+            train=new_folds,  # only new fold models are fitted
+        )
         return Problem(
             X,
             y_enc,
@@ -485,10 +518,11 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.binary_output_,
             sample_weight,
             learner_params,
+            split_params,
         )
 
     @restore_on_failure
-    def fit_decoder(self, X, y, sample_weight=None):
+    def fit_decoder(self, X, y, sample_weight=None, **fit_params):
         """Refit only the decoder, on the binaries already trained.
 
         Swap the aggregation method of a fitted classifier without retraining
@@ -514,14 +548,17 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Labels, all among ``classes_``.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the samples in the decoder's criterion (and in the fold
-            models' fits).
+            models' fits), routed as :meth:`fit` routes them.
+        **fit_params : dict
+            Further parameters for the new fold models' ``fit`` (and the
+            splitter's ``split``), as in :meth:`fit`.
 
         Returns
         -------
         self : object
             The classifier with its new decoder.
         """
-        p = self._refit_problem(X, y, sample_weight)
+        p = self._refit_problem(X, y, sample_weight, fit_params)
         decoder = self._make_decoder()
         self._check_decoder(decoder, p.output)
         if self.ensemble_:
@@ -638,6 +675,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         the mean probabilities (decoders with probabilities) or the mean scores."""
         if self.ensemble_ and hasattr(self.decoder_, "predict_log_proba"):
             return self._log_proba(X)
+        if self.ensemble_ and hasattr(self.decoder_, "predict_proba"):
+            with np.errstate(divide="ignore"):  # a probability of 0 scores -inf
+                return np.log(self.predict_proba(X))
         return np.mean([self.decoder_.decision_function(Q) for Q in self._member_outputs(X)], 0)
 
     @available_if(_decoder_has("decision_function"))
@@ -682,8 +722,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if is_dask_array(X):
             return self._map_dask(X, "predict", None, self.classes_.dtype)
-        if not self.ensemble_:
-            return self.classes_[self.decoder_.predict(self.predict_binary_proba(X))]
+        # the argmax of the very probabilities predict_proba returns, so that the
+        # invariant holds for every decoder and every cv (ties: the first class)
+        if hasattr(self.decoder_, "predict_proba"):
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
 

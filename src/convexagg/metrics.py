@@ -94,6 +94,23 @@ def _check_proba(y_prob):
     return P
 
 
+def _check_missing(y, name):
+    """Refuse a missing label (NaN or None) by name, before the labels are counted
+    (NaN is a distinct value to ``np.unique``, which would blame the count)."""
+    flat = np.ravel(y)
+    if flat.dtype == object:
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in flat], bool)
+    elif np.issubdtype(flat.dtype, np.floating):
+        missing = np.isnan(flat)
+    else:
+        return
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"{name} contains NaN or None ({name}[{i}]); every sample needs a class label."
+        )
+
+
 def _check_labels(labels, y_true, n_columns):
     """The sorted class labels of ``y_prob``'s columns."""
     if labels is None:
@@ -136,6 +153,7 @@ def encode_labels(y, classes, name="y_true"):
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one label per sample); got shape {y.shape}.")
+    _check_missing(y, name)
     unknown = np.setdiff1d(y, classes)
     if unknown.size:
         raise ValueError(
@@ -194,6 +212,7 @@ def check_calibration_inputs(y_true, y_prob, labels=None, sample_weight=None):
             f"y_true must be 1-D with one label per row of y_prob ({P.shape[0]}); "
             f"got shape {y_true.shape}."
         )
+    _check_missing(y_true, "y_true")
     classes = _check_labels(labels, y_true, P.shape[1])
     y = encode_labels(y_true, classes)
     return y, P, _check_weights(sample_weight, P.shape[0]), classes

@@ -6,13 +6,13 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context, clone
-from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
 from ._docstrings import fill_doc
-from ._training import check_learners, in_sample, subproblem
+from ._training import check_learners, cv_splits, in_sample, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
+from .aggregation import MAX_ALPHA
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
 from .path import regularization_path
@@ -172,6 +172,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         self.alphas = alphas
         self.alpha_cv = alpha_cv
 
+    def _splitters(self):
+        """``cv`` and ``alpha_cv``, by routing name: both get ``groups`` (routing off),
+        or what each requests (routing on)."""
+        return {**super()._splitters(), "alpha_cv": self.alpha_cv}
+
     def _make_decoder(self, **overrides):
         """The decoder at ``alpha_`` once fitted (``fit_decoder`` refits there)."""
         return super()._make_decoder(**{"alpha": getattr(self, "alpha_", 1e-4), **overrides})
@@ -180,12 +185,17 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         if isinstance(self.alphas, Integral):
             return default_alphas(self.alphas)
         alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
-        if alphas.size == 0 or not np.all(np.isfinite(alphas)) or alphas.min() < 0:
+        if alphas.size == 0 or not (alphas.min() >= 0 and alphas.max() <= MAX_ALPHA):
             raise ValueError(
-                f"alphas must be an int or a non-empty array of finite values >= 0; "
+                f"alphas must be an int or a non-empty array of values in [0, {MAX_ALPHA:g}]; "
                 f"got {self.alphas!r}."
             )
         return alphas
+
+    def _alpha_folds(self, p, rows):
+        """The ``alpha_cv`` splits of ``rows`` (positions into ``rows``)."""
+        params = rows_of(p.X, p.split_params.get("alpha_cv", {}), rows)
+        return cv_splits(self.alpha_cv, rows, p.y[rows], params, "alpha_cv", "pass fewer folds")
 
     def _fold_outputs(self, p, train, val):
         """Outputs on a fold's training and held-out rows of binaries trained on its
@@ -222,11 +232,15 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         decoder = self._make_decoder().with_solver_resolved()  # 0.1 keywords warn once
         alphas = self._alpha_grid()
         p = self._problem(X, y, decoder, sample_weight, fit_params)
+        if isinstance(self.alpha_cv, Integral) or hasattr(self.alpha_cv, "split"):
+            # a dry run on all rows: folds that cannot split them cannot split the rows
+            # with out-of-fold outputs either, and fail before any binary is trained
+            self._alpha_folds(p, np.arange(p.y.size))
         own = in_sample(self.cv)  # the binaries trained per alpha fold
         if not own:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
         rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
-        folds = check_cv(self.alpha_cv, p.y[rows], classifier=True).split(rows, p.y[rows])
+        folds = self._alpha_folds(p, rows)
         sw = p.sample_weight
         scores = []
         folds = progress(enumerate(folds), None, "alpha folds", self.verbose)

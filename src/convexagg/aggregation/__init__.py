@@ -37,11 +37,12 @@ from .discrepancy import (
 )
 from .entries import code_entries, entry_matrix, expand_code
 from .margin import LargeMarginObjective, StiffnessObjective
-from .penalty import PENALTIES, Penalty
+from .penalty import MAX_ALPHA, PENALTIES, Penalty
 from .point import Point
 from .recomputed import RecomputedObjective, losses_fit_in_memory
 
 __all__ = [
+    "MAX_ALPHA",
     "PENALTIES",
     "BlockedObjective",
     "DenseObjective",

@@ -42,7 +42,10 @@ def check_sample_weight(sample_weight, n_samples):
     Returns
     -------
     sample_weight : ndarray of shape (n_samples,)
-        The validated weights.
+        The validated weights, divided by the largest: the criterion normalises
+        them by their sum, so this changes nothing but keeps that sum finite and
+        exact for weights near the float range's ends (1e308 overflows the sum,
+        5e-324 loses every digit in it).
     """
     if sample_weight is None:
         return np.ones(n_samples)
@@ -54,9 +57,10 @@ def check_sample_weight(sample_weight, n_samples):
         )
     if not np.all(np.isfinite(s)) or s.min(initial=0.0) < 0:
         raise ValueError("sample_weight must be finite and >= 0.")
-    if not s.sum() > 0:
+    top = s.max(initial=0.0)
+    if not top > 0:
         raise ValueError("sample_weight sums to 0; at least one sample needs a positive weight.")
-    return s
+    return s / top
 
 
 class DenseObjective(ObjectiveBase):

@@ -172,7 +172,9 @@ def block_sums(
         fit_intercept=fit_intercept,
         sample_weight=sample_weight,
     )
-    n = objective._scale  # the block's total weight
+    n = objective._scale  # the block's total weight, in units of its largest weight:
+    if sample_weight is not None:  # the objective divides them by it; blocks must agree
+        n *= float(s.max())
     point = objective.evaluate(x)
     hess = objective.hessian(point) * n if with_hessian else None
     return BlockSums(n, point.value * n, point.grad * n, hess)

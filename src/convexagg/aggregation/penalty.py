@@ -40,9 +40,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["INTERCEPT_L2_FLOOR", "PENALTIES", "Penalty"]
+__all__ = ["INTERCEPT_L2_FLOOR", "MAX_ALPHA", "PENALTIES", "Penalty"]
 
 PENALTIES = ("l2", "l1", "elasticnet")
+
+# largest alpha accepted. Above about 1e6 the weights are 0 to working precision
+# (probabilities uniform); the solvers agree to 1e-4 in objective up to 1e10 for every
+# penalty, and from 1e12 (L1) / 1e14 (elastic net) the interior point ones stop far
+# from the optimum, and at 1e308 alpha * |w|^2 overflows
+# (benchmarks/scan_alpha_range.py: make_broken_classifier_outputs, alpha = 1 .. 1e20).
+MAX_ALPHA = 1e10
 
 # smallest quadratic penalty on the intercepts (see the module docstring)
 INTERCEPT_L2_FLOOR = 1e-6
@@ -206,6 +213,8 @@ class Penalty:
         """
         if penalty not in PENALTIES:
             raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}.")
+        if not 0.0 <= float(alpha) <= MAX_ALPHA:
+            raise ValueError(f"alpha must be in [0, {MAX_ALPHA:g}], got {alpha!r}.")
         r = {"l2": 0.0, "l1": 1.0}.get(penalty, l1_ratio)
         if not 0.0 <= r <= 1.0:
             raise ValueError(f"l1_ratio must be in [0, 1], got {r!r}.")

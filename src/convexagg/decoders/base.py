@@ -17,8 +17,8 @@ Guarantees every subclass inherits: ``fit`` is all-or-nothing (a subclass's
 is created, so a failed fit leaves no half-fitted decoder), and the inputs are
 validated here with errors that name ``Q``, ``y`` or ``code``. A decoder that
 only handles some codes (pairwise coupling: one-vs-one) or some outputs checks
-that in ``fit`` too; ``_check_output`` lets an estimator ask before it trains
-any binary classifier.
+that in ``fit`` too; ``_check_output`` and ``_check_settings`` let an estimator
+ask before it trains any binary classifier.
 """
 
 from __future__ import annotations
@@ -76,6 +76,13 @@ class BaseDecoder(BaseEstimator):
         fit = cls.__dict__.get("fit")
         if fit is not None and not getattr(fit, "__restore_on_failure__", False):
             cls.fit = restore_on_failure(fit)
+
+    def _check_settings(self):
+        """Raise if the decoder's settings cannot fit, whatever the data (a no-op here).
+
+        Called by the estimators before any binary classifier is trained;
+        subclasses with settings that depend on each other override it.
+        """
 
     def _check_output(self, output):
         """Raise a ``ValueError`` if this decoder cannot take ``output`` binary outputs.

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
 from ..aggregation import (
+    MAX_ALPHA,
     PENALTIES,
     BlockedObjective,
     LargeMarginObjective,
@@ -179,7 +180,7 @@ class ConvexDecoder(BaseDecoder):
     """
 
     _parameter_constraints = {
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, MAX_ALPHA, closed="both")],
         "loss": [StrOptions(set(LOSSES))],
         "formulation": [StrOptions(set(FORMULATIONS))],
         "tau": [Interval(Real, 0, None, closed="neither"), None],
@@ -374,8 +375,12 @@ class ConvexDecoder(BaseDecoder):
     def _tau(self):
         return 100.0 if self.tau is None else self.tau
 
-    def _check_settings(self):
-        """A setting the model does not use raises rather than being ignored."""
+    def _check_settings(self, dask=False):
+        """Every check that needs no data, before any work: a setting the model does
+        not use raises rather than being ignored, and the solver configuration is
+        resolved and validated (its own parameters, and against ``formulation``).
+        Returns the configuration; the estimators call it before they train any
+        binary classifier."""
         if self.tau is not None and self.formulation != "stiffness":
             raise ValueError(
                 f"tau={self.tau!r} applies only to formulation='stiffness'; "
@@ -391,6 +396,7 @@ class ConvexDecoder(BaseDecoder):
                 f"entry_weight_shrinkage={self.entry_weight_shrinkage!r} needs penalty='l2' "
                 f"(the shrinkage is a quadratic penalty); got penalty={self.penalty!r}."
             )
+        return self.solver_config(dask=dask)
 
     def _callback(self):
         if self.verbose < 2:
@@ -479,12 +485,12 @@ class ConvexDecoder(BaseDecoder):
         self : ConvexDecoder
             The fitted decoder.
         """
-        self._check_settings()
         if sample_weight is not None and not is_dask_array(sample_weight):
             sample_weight = np.asarray(sample_weight)
-        if is_dask_array(Q) or is_dask_array(y) or is_dask_array(sample_weight):
-            return self._fit_dask(Q, y, code, output, sample_weight)
-        config = self.solver_config()  # before the data: a bad setting fails fast
+        dask = is_dask_array(Q) or is_dask_array(y) or is_dask_array(sample_weight)
+        config = self._check_settings(dask)  # before the data: a bad setting fails fast
+        if dask:
+            return self._fit_dask(Q, y, code, output, sample_weight, config)
         callback = self._callback()
         extra = {}
         if self.formulation == "likelihood":
@@ -521,7 +527,7 @@ class ConvexDecoder(BaseDecoder):
             setattr(self, name, value)
         return self
 
-    def _fit_dask(self, Q, y, code, output, sample_weight):
+    def _fit_dask(self, Q, y, code, output, sample_weight, config):
         """Out-of-core fit: validation that needs the data happens inside the passes."""
         from ..aggregation.distributed import HESSIAN_ROWS, DaskObjective
 
@@ -531,7 +537,6 @@ class ConvexDecoder(BaseDecoder):
                 "Dask arrays are fitted with formulation='likelihood' only; got "
                 f"formulation={self.formulation!r}."
             )
-        config = self.solver_config(dask=True)
         code = check_code_matrix(code)
         if output not in OUTPUT_KINDS:
             raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")

@@ -26,6 +26,7 @@ stores and multiplies the losses; the decoder builds the objective with it
 
 from __future__ import annotations
 
+import functools
 import warnings
 from numbers import Integral, Real
 
@@ -39,6 +40,7 @@ from .interior_point import interior_point
 from .lbfgsb import lbfgsb
 from .predictor_corrector import predictor_corrector
 from .projected_newton import projected_newton
+from .result import SolverResult
 from .subgradient import projected_subgradient
 from .warm_start import gradient_duals, interior_warm_start, uniform_start
 
@@ -81,6 +83,14 @@ class SolverConfig(BaseEstimator):
     formulations = ("likelihood", "stiffness")
     #: settings a formulation cannot use: {formulation: {setting: allowed values}}
     _restricted: dict = {}
+    #: a subclass without settings validates trivially
+    _parameter_constraints: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        solve = cls.__dict__.get("solve")
+        if solve is not None and not getattr(solve, "__checks_result__", False):
+            cls.solve = _checking_result(solve)  # a subclass's own solve is checked too
 
     def solve(self, objective, previous=None, callback=None):
         """Minimise ``objective``; warm-start from ``previous`` if given.
@@ -103,7 +113,9 @@ class SolverConfig(BaseEstimator):
         """
         self._validate_params()
         check_objective(objective, self.required_methods(objective), type(self).__name__)
-        return self._solve(objective, previous, callback)
+        result = self._solve(objective, previous, callback)
+        check_result(result, objective, type(self).__name__)
+        return result
 
     def storage_dtype(self, n_values):
         """The precision of the losses of a problem with ``n_values`` of them.
@@ -154,6 +166,47 @@ class SolverConfig(BaseEstimator):
                     f"{what} cannot use {name}({setting}={value!r}); it allows "
                     f"{setting} in {sorted(allowed)}."
                 )
+
+
+def check_result(result, objective, name):
+    """Raise a ``ValueError`` naming the solver unless ``result`` is a solution the
+    model can use: a :class:`SolverResult` whose ``w`` has one finite entry per
+    variable of ``objective`` and non-negative weights.
+
+    Checked for every solver, the library's and a user's subclass alike: a NaN or
+    a negative weight would otherwise make every prediction NaN or wrong.
+    """
+    w = getattr(result, "w", None)
+    if not isinstance(result, SolverResult) or w is None:
+        raise ValueError(f"the solver {name} returned {type(result).__name__}, not a SolverResult.")
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != (objective.n_variables,):
+        raise ValueError(
+            f"the solver {name} returned w of shape {w.shape}; the objective has "
+            f"{objective.n_variables} variables."
+        )
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"the solver {name} returned non-finite (NaN or infinite) weights.")
+    weights = w[: objective.n_weights]
+    if weights.min(initial=0.0) < 0:
+        raise ValueError(
+            f"the solver {name} returned negative weights (min {float(weights.min())!r}); "
+            "the aggregation weights must be >= 0."
+        )
+    result.w = w
+
+
+def _checking_result(solve):
+    """``solve`` followed by :func:`check_result`."""
+
+    @functools.wraps(solve)
+    def wrapper(self, objective, *args, **kwargs):
+        result = solve(self, objective, *args, **kwargs)
+        check_result(result, objective, type(self).__name__)
+        return result
+
+    wrapper.__checks_result__ = True
+    return wrapper
 
 
 def _solvers_for(formulation):
