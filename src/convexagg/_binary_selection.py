@@ -108,7 +108,7 @@ def select_binaries(p, learners, candidates, cv, ensemble, n_jobs, fit_decoder, 
     best = kept = None
     for j, params in enumerate(candidates):
         candidate = learners_with(learners, params)
-        outputs = out_of_fold(p, candidate, cv, n_jobs, keep=ensemble)
+        outputs = out_of_fold(p, candidate, cv, n_jobs, keep=ensemble, log=log)
         members, Q, rows, tests = outputs
         decoder = fit_decoder(Training(members or [None], Q, rows, tests))
         sw = None if p.sample_weight is None else p.sample_weight[rows]

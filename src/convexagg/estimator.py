@@ -883,11 +883,12 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         def fit_decoder(training):
             return self._fit_decoder(self._make_decoder(), training, p)
 
+        log = Reporter(type(self).__name__, self.verbose)
         best, scores, chosen, oof = select_binaries(
-            p, learners, candidates, self.cv, ensemble, self.n_jobs, fit_decoder, self._log
+            p, learners, candidates, self.cv, ensemble, self.n_jobs, fit_decoder, log
         )
         # no warm binaries: refitted in place they would keep their previous parameters
-        training = train(p, chosen, self.cv, ensemble, self.n_jobs, self._log, None, oof=oof)
+        training = train(p, chosen, self.cv, ensemble, self.n_jobs, log, None, oof=oof)
         # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
         self.best_binary_params_ = candidates[best]
         self.binary_grid_results_ = {"params": candidates, "log_loss": scores}
