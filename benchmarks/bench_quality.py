@@ -1,6 +1,15 @@
 """Probability quality: convexagg's settings and decoders against today's calibration methods.
 
     python benchmarks/bench_quality.py [--data-dir DIR] [--out benchmarks/results/quality]
+    python benchmarks/bench_quality.py --suite kull [--kull-dir DIR] [--out benchmarks/results/quality/kull]
+
+Two suites. ``--suite kull``: the 23 multiclass sets of Kull et al. (NeurIPS
+2019) in ``--kull-dir`` (default ``<data-dir>/kull2019``), 3-fold stratified
+cross-validation, classes under 6 rows dropped (listed per set), at most 3,000
+rows (stratified subsample), the features standardised on the training part,
+``LogisticRegression(max_iter=1000)`` binaries and base learner; the methods,
+families, ranks and checks are those of ``_kull_suite.py`` (its docstring says
+the protocol in full). ``--suite ten`` (the default), described below.
 
 On the data sets of ``--data-dir`` (the paper's: glass, segment, satimage,
 pendigits, vowel, letter, all_leukemia_galgo; letter and pendigits subsampled
@@ -390,9 +399,51 @@ def targets(table, datasets, default="convexagg (default)"):
     return "\n".join(lines)
 
 
+def main_kull(args, t0):
+    import _calibrators  # noqa: F401 - fail early when the bench extra is missing
+    import _kull_suite as K
+
+    names = args.datasets.split(",") if args.datasets else K.datasets(args.kull_dir)
+    methods = args.methods.split(";") if args.methods else list(K.METHODS)
+    unknown = [m for m in methods if m not in K.METHODS]
+    if unknown:
+        sys.exit(f"unknown methods {unknown}; known: {list(K.METHODS)}")
+    info = C.machine()
+    if not args.tables_only:
+        K.run(args, names, methods, run_one, record_path, write_json)
+    rows = []
+    for name in names:
+        for fold in range(K.OUTER_FOLDS):
+            for method in K.METHODS:
+                path = record_path(args.out, name, fold, method)
+                if path.exists():
+                    rows.append(json.loads(path.read_text()))
+    infos = {n: K.load(n, args.kull_dir)[2] for n in names}
+    text = "\n".join(
+        [
+            f"## Probability quality on the Kull et al. (2019) suite: {len(names)} sets, "
+            "3-fold stratified cross-validation",
+            "",
+            C.header(info),
+            "",
+            "tables from the records only"
+            if args.tables_only
+            else f"run time: {time.perf_counter() - t0:.0f} s",
+            "",
+            K.tables(rows, names, infos),
+        ]
+    )
+    print(text)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "tables.md").write_text(text)
+
+
 def main():
     p = C.parser(__doc__.splitlines()[0])
-    p.set_defaults(out="benchmarks/results/quality")
+    p.add_argument("--suite", choices=("ten", "kull"), default="ten")
+    p.add_argument(
+        "--kull-dir", default=None, help="the Kull et al. sets (default: <data-dir>/kull2019)"
+    )
     p.add_argument("--datasets", default=None, help="comma-separated (default: all available)")
     p.add_argument("--methods", default=None, help="semicolon-separated method names")
     p.add_argument("--splits", type=int, default=5)
@@ -407,6 +458,11 @@ def main():
     if args.quick:
         args.splits, args.max_rows = 1, 600
     C.limit_blas(args)
+    if args.suite == "kull":
+        args.out = args.out or "benchmarks/results/quality/kull"
+        args.kull_dir = args.kull_dir or str(Path(args.data_dir) / "kull2019")
+        return main_kull(args, time.perf_counter())
+    args.out = args.out or "benchmarks/results/quality"
     if args.datasets:
         datasets = args.datasets.split(",")
     else:
