@@ -150,25 +150,31 @@ def splits(X, y):
 
 
 def run(args, names, methods, run_one, record_path, write_json):
-    """Method by method over all sets (the cheap peers' records come first)."""
+    """Method by method over all sets (the cheap peers' records come first); with
+    ``args.by_set``, set by set from the cheapest (rows x classes), every method on each:
+    a run stopped early then leaves complete comparisons on the smaller sets."""
     cache = {}
-    for method in methods:
+    for name in names:
+        X, y, _ = load(name, args.kull_dir)
+        cache[name] = list(splits(X, y))
+    if args.by_set:
+        cost = {n: len(cache[n][0][1]) * len(np.unique(cache[n][0][1])) for n in names}
+        order = [(m, n) for n in sorted(names, key=cost.get) for m in methods]
+    else:
+        order = [(m, n) for m in methods for n in names]
+    for method, name in order:
         family, make = METHODS[method]
-        for name in names:
-            if name not in cache:
-                X, y, _ = load(name, args.kull_dir)
-                cache[name] = list(splits(X, y))
-            for fold, (X_tr, y_tr, X_te, y_te) in enumerate(cache[name]):
-                path = record_path(args.out, name, fold, method)
-                if path.exists() and json.loads(path.read_text())["n_train"] == len(y_tr):
-                    continue
-                record = run_one(method, make, X_tr, y_tr, X_te, y_te, seed=fold)
-                record.update(dataset=name, rep=fold, method=method, family=family)
-                record.update(n_train=int(len(y_tr)), n_classes=int(len(np.unique(y_tr))))
-                write_json(path, record)
-                shown = record.get("log_loss", record.get("error"))
-                secs = record.get("fit_s", float("nan"))
-                print(f"{name} fold{fold} {method}: {shown} ({secs:.1f} s)", flush=True)
+        for fold, (X_tr, y_tr, X_te, y_te) in enumerate(cache[name]):
+            path = record_path(args.out, name, fold, method)
+            if path.exists() and json.loads(path.read_text())["n_train"] == len(y_tr):
+                continue
+            record = run_one(method, make, X_tr, y_tr, X_te, y_te, seed=fold)
+            record.update(dataset=name, rep=fold, method=method, family=family)
+            record.update(n_train=int(len(y_tr)), n_classes=int(len(np.unique(y_tr))))
+            write_json(path, record)
+            shown = record.get("log_loss", record.get("error"))
+            secs = record.get("fit_s", float("nan"))
+            print(f"{name} fold{fold} {method}: {shown} ({secs:.1f} s)", flush=True)
 
 
 # -- tables -------------------------------------------------------------------------------------
@@ -191,7 +197,7 @@ def average_ranks(rows, names, group, metric):
     from scipy.stats import rankdata
 
     m = _means(rows, names, group, metric)
-    used = [n for n in names if all((n, g) in m for g in group)]
+    used = [n for n in names if all((n, g) in m for g in group)] if group else []
     if not used:
         return {}, used
     ranks = np.array([rankdata([m[n, g][0] for g in group]) for n in used])
@@ -221,19 +227,21 @@ def tables(rows, names, infos):
     out.append("")
 
     for fam_name, family in (("linear", linear), ("non-linear", nonlinear)):
-        group = [g for g in family if all((n, g) in ll for n in names)]
-        partial = [g for g in family if g not in group]
+        group = [g for g in family if any((n, g) in ll for n in names)]
         res = {
             mt: average_ranks(rows, names, group, mt) for mt in ("log_loss", "brier", "ece_classwise")
         }
+        used = res["log_loss"][1]
         ref = DEFAULT if fam_name == "linear" else NONLINEAR_CONVEXAGG
-        left_out = "; ".join(
-            f"{g}: {sum((n, g) in ll for n in names)} of {len(names)} sets" for g in partial
+        partial = [g for g in family if sum((n, g) in ll for n in names) < len(names)]
+        counts = "; ".join(
+            f"{g}: {sum((n, g) in ll for n in names)}" for g in partial
         )
         out += [
-            f"### Average ranks, {fam_name} family (1 = best; over the {len(names)} sets)",
+            f"### Average ranks, {fam_name} family (1 = best; over the {len(used)} of "
+            f"{len(names)} sets where every ranked method has all folds' records)",
             "",
-            f"Not ranked (records missing or failed on a set): {left_out}." if partial else "",
+            f"Sets with records, where fewer than all: {counts}." if partial else "",
             "",
             f"| method | log-loss rank | Brier rank | classwise-ECE rank | {ref}'s log-loss "
             "wins / losses against it |",
@@ -260,7 +268,8 @@ def tables(rows, names, infos):
         cells = []
         for mt in ("log_loss", "brier", "ece_classwise"):
             complete = all((n, v) in ll for n in names)
-            r = average_ranks(rows, names, peers + [v], mt)[0] if complete else {}
+            group = [g for g in peers if g != v] + [v]
+            r = average_ranks(rows, names, group, mt)[0] if complete else {}
             cells.append(f"{r[v]:.2f}" if v in r else "-")
         wins = "" if v == DEFAULT else _wins(ll, names, v, DEFAULT)
         out.append(f"| {v} | " + " | ".join(cells) + f" | {wins} |")

@@ -444,6 +444,11 @@ def main():
     p.add_argument(
         "--kull-dir", default=None, help="the Kull et al. sets (default: <data-dir>/kull2019)"
     )
+    p.add_argument(
+        "--by-set",
+        action="store_true",
+        help="kull: every method on one set before the next set, cheapest sets first",
+    )
     p.add_argument("--datasets", default=None, help="comma-separated (default: all available)")
     p.add_argument("--methods", default=None, help="semicolon-separated method names")
     p.add_argument("--splits", type=int, default=5)
