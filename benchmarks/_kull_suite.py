@@ -19,7 +19,7 @@ on the default's own 3-fold out-of-fold probabilities), reported as the
 relative log-loss change against the default's record of the same fold.
 
 Adding a method is one line in :data:`METHODS`, e.g.
-``"convexagg my-option": (VARIANT, _ca(my_option=True)),``.
+``"convexagg my-option": (VARIANT, ca(my_option=True)),``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import _calibrators as CAL
-from bench_quality import FOLDS, LINEAR, NONLINEAR, _ca, _calibrated_ovo, _hgb, _lr, _rf
-from bench_quality import _nonlinear
+from bench_quality import FOLDS, LINEAR, NONLINEAR, base_lr, ca, calibrated_ovo, hgb, nonlinear, rf
 
 MIN_CLASS_ROWS = 6
 MAX_ROWS = 3000
@@ -67,39 +66,39 @@ def _inner(base, calibrator):
 
 def _own_oof(calibrator):
     def make(seed):
-        return CAL.CalibratedOnOwnOOF(_ca()(seed), getattr(CAL, calibrator), random_state=seed)
+        return CAL.CalibratedOnOwnOOF(ca()(seed), getattr(CAL, calibrator), random_state=seed)
 
     return make
 
 
 def _plain_lr(seed):
-    return _lr()
+    return base_lr()
 
 
 def _hgb_binaries(seed):
-    return _nonlinear("hgb", FOLDS)(seed)
+    return nonlinear("hgb", FOLDS)(seed)
 
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
 METHODS = {
-    DEFAULT: (LINEAR, _ca()),
+    DEFAULT: (LINEAR, ca()),
     "LogisticRegression (multinomial)": (LINEAR, _plain_lr),
-    "convexagg ovr": (LINEAR, _ca(code="ovr")),
+    "convexagg ovr": (LINEAR, ca(code="ovr")),
     "LogisticRegressionCV (10 C, 5 folds, log-loss)": (LINEAR, _lrcv),
     "LR + temperature (CalibratedClassifierCV)": (LINEAR, _temperature(_plain_lr)),
     "LR + structured matrix scaling (probmetrics)": (LINEAR, _inner(_plain_lr, "matrix_scaling")),
-    "Calibrated OneVsOne(LR), temperature": (LINEAR, _calibrated_ovo),
+    "Calibrated OneVsOne(LR), temperature": (LINEAR, calibrated_ovo),
     "default + temperature on its out-of-fold": (CHECK, _own_oof("temperature")),
-    "convexagg fit_intercept=True": (VARIANT, _ca(fit_intercept=True)),
-    "convexagg cv=None": (VARIANT, _ca(cv=None)),
-    "convexagg ensemble=False": (VARIANT, _ca(ensemble=False)),
+    "convexagg fit_intercept=True": (VARIANT, ca(fit_intercept=True)),
+    "convexagg cv=None": (VARIANT, ca(cv=None)),
+    "convexagg ensemble=False": (VARIANT, ca(ensemble=False)),
     "LR + Dirichlet (dirichletcal)": (LINEAR, _inner(_plain_lr, "dirichlet")),
-    "HistGradientBoosting": (NONLINEAR, _hgb),
-    "RandomForest": (NONLINEAR, _rf),
+    "HistGradientBoosting": (NONLINEAR, hgb),
+    "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
-    "HGB + temperature (CalibratedClassifierCV)": (NONLINEAR, _temperature(_hgb)),
+    "HGB + temperature (CalibratedClassifierCV)": (NONLINEAR, _temperature(hgb)),
     "convexagg HGB binaries (ovr), cv=5": (NONLINEAR, _hgb_binaries),
-    "HGB + Dirichlet (dirichletcal)": (NONLINEAR, _inner(_hgb, "dirichlet")),
+    "HGB + Dirichlet (dirichletcal)": (NONLINEAR, _inner(hgb, "dirichlet")),
 }
 # "convexagg ovr" is both a linear peer of the issue's table and one of the default's ablations.
 ABLATIONS = ("convexagg fit_intercept=True", "convexagg cv=None", "convexagg ensemble=False")
@@ -229,7 +228,8 @@ def tables(rows, names, infos):
     for fam_name, family in (("linear", linear), ("non-linear", nonlinear)):
         group = [g for g in family if any((n, g) in ll for n in names)]
         res = {
-            mt: average_ranks(rows, names, group, mt) for mt in ("log_loss", "brier", "ece_classwise")
+            mt: average_ranks(rows, names, group, mt)
+            for mt in ("log_loss", "brier", "ece_classwise")
         }
         used = res["log_loss"][1]
         ref = DEFAULT if fam_name == "linear" else NONLINEAR_CONVEXAGG
@@ -325,7 +325,11 @@ def _wins(ll, names, mine, other):
 
 def _left_to_calibrate(rows, names):
     """``{set: (default, temperature or None, Dirichlet or None)}`` mean test log-losses."""
-    methods = [DEFAULT, "default + temperature on its out-of-fold", "default + Dirichlet on its out-of-fold"]
+    methods = [
+        DEFAULT,
+        "default + temperature on its out-of-fold",
+        "default + Dirichlet on its out-of-fold",
+    ]
     ll = _means(rows, names, methods, "log_loss")
     return {
         n: (ll[n, DEFAULT][0], *[ll[n, m][0] if (n, m) in ll else None for m in methods[1:]])
@@ -392,7 +396,9 @@ def _targets(checks, ll, names, left, rows):
         f"{', '.join(lowered) or 'none'})"
     )
     fit = {
-        m: np.median([r["fit_s"] for r in rows if r["method"] == m and "error" not in r] or [np.nan])
+        m: np.median(
+            [r["fit_s"] for r in rows if r["method"] == m and "error" not in r] or [np.nan]
+        )
         for m in (DEFAULT, "LogisticRegressionCV (10 C, 5 folds, log-loss)")
     }
     d, c = fit.values()
@@ -400,5 +406,7 @@ def _targets(checks, ll, names, left, rows):
         f"- the default's median fit time at most LogisticRegressionCV's: {verdict(d <= c)} "
         f"({d:.3f} s against {c:.3f} s; this machine, one thread, shared with other jobs)"
     )
-    lines.append("- the current ten sets: see `bench_quality.py --suite ten` (benchmarks/results/quality)")
+    lines.append(
+        "- the current ten sets: see `bench_quality.py --suite ten` (benchmarks/results/quality)"
+    )
     return lines
