@@ -1,6 +1,29 @@
 """Probability quality: convexagg's settings and decoders against today's calibration methods.
 
     python benchmarks/bench_quality.py [--data-dir DIR] [--out benchmarks/results/quality]
+    python benchmarks/bench_quality.py --suite kull [--kull-dir DIR] [--by-set]
+        [--out benchmarks/results/quality/kull]
+
+Two suites. ``--suite kull``: the 23 multiclass sets of Kull et al. (NeurIPS
+2019) in ``--kull-dir`` (default ``<data-dir>/kull2019``), 3-fold stratified
+cross-validation, classes under 6 rows dropped (listed per set), at most 3,000
+rows (stratified subsample), the features standardised on the training part,
+``LogisticRegression(max_iter=1000)`` binaries and base learner. Linear
+peers: the default, multinomial ``LogisticRegression()``, ``code="ovr"``,
+``LogisticRegressionCV`` (10 C, 5 folds, log-loss), LR + temperature
+(``CalibratedClassifierCV``), LR + structured matrix scaling (``probmetrics``)
+and LR + Dirichlet calibration (``dirichletcal``), both fitted as Kull et al.
+do (3 inner folds: model on two, calibrator on the third, the 3 averaged), and
+``CalibratedClassifierCV(OneVsOneClassifier(LR), method="temperature")``;
+non-linear: HGB, HGB + temperature, HGB + Dirichlet, random forest, convexagg
+on HGB binaries (one-vs-rest, cv=5); the default's ablations
+(``fit_intercept=True``, ``cv=None``, ``ensemble=False``); the "left to
+calibrate" check (temperature / Dirichlet fitted on the default's 3-fold
+out-of-fold probabilities). Tables (``--out``/tables.md): average ranks of
+log-loss, Brier and classwise ECE per family, win/loss counts, log-loss per
+set, the check, run times and the issue-21 targets. ``_kull_suite.py`` holds
+the methods (one line each) and the tables. ``--suite ten`` (the default),
+described below.
 
 On the data sets of ``--data-dir`` (the paper's: glass, segment, satimage,
 pendigits, vowel, letter, all_leukemia_galgo; letter and pendigits subsampled
@@ -56,7 +79,7 @@ LINEAR = "linear"  # family labels of the tables
 NONLINEAR = "non-linear"
 
 
-def _lr():
+def base_lr():
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(max_iter=1000)
@@ -68,7 +91,7 @@ def _holdout(seed):
     return StratifiedShuffleSplit(1, test_size=0.2, random_state=seed)
 
 
-def _ca(**params):
+def ca(**params):
     """A ``ConvexAggregationClassifier`` with logistic-regression binaries; a callable
     ``cv`` is called with the split's seed."""
 
@@ -76,7 +99,7 @@ def _ca(**params):
         from convexagg import ConvexAggregationClassifier
 
         given = {k: v(seed) if callable(v) else v for k, v in params.items()}
-        return ConvexAggregationClassifier(_lr(), random_state=seed, **given)
+        return ConvexAggregationClassifier(base_lr(), random_state=seed, **given)
 
     return make
 
@@ -86,7 +109,7 @@ def _coded(decoder, **params):
         from convexagg import CodeMatrixClassifier, decoders
 
         return CodeMatrixClassifier(
-            _lr(), decoder=getattr(decoders, decoder)(), random_state=seed, **params
+            base_lr(), decoder=getattr(decoders, decoder)(), random_state=seed, **params
         )
 
     return make
@@ -101,7 +124,7 @@ def _lrcv(seed):
 def _ovr_lr(seed):
     from sklearn.multiclass import OneVsRestClassifier
 
-    return OneVsRestClassifier(_lr())
+    return OneVsRestClassifier(base_lr())
 
 
 def _calibrated_svc(method, linear=True):
@@ -116,26 +139,26 @@ def _calibrated_svc(method, linear=True):
     return make
 
 
-def _calibrated_ovo(seed):
+def calibrated_ovo(seed):
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.multiclass import OneVsOneClassifier
 
-    return CalibratedClassifierCV(OneVsOneClassifier(_lr()), method="temperature", cv=FOLDS)
+    return CalibratedClassifierCV(OneVsOneClassifier(base_lr()), method="temperature", cv=FOLDS)
 
 
-def _hgb(seed):
+def hgb(seed):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     return HistGradientBoostingClassifier(random_state=seed)
 
 
-def _rf(seed):
+def rf(seed):
     from sklearn.ensemble import RandomForestClassifier
 
     return RandomForestClassifier(n_estimators=300, random_state=seed, n_jobs=1)
 
 
-def _nonlinear(kind, cv):
+def nonlinear(kind, cv):
     def make(seed):
         from sklearn.ensemble import HistGradientBoostingClassifier
         from sklearn.svm import SVC
@@ -155,16 +178,16 @@ def _nonlinear(kind, cv):
 
 # name -> (family, factory(seed) -> estimator)
 METHODS = {
-    "convexagg (default)": (LINEAR, _ca()),
-    "convexagg cv=None (paper)": (LINEAR, _ca(cv=None)),
-    "convexagg cv=5 ensemble": (LINEAR, _ca(cv=FOLDS, ensemble=True)),
-    "convexagg cv=5 refit": (LINEAR, _ca(cv=FOLDS, ensemble=False)),
-    "convexagg cv=3 ensemble": (LINEAR, _ca(cv=3, ensemble=True)),
-    "convexagg held-out 20%": (LINEAR, _ca(cv=_holdout)),
-    "convexagg cv=5 ensemble, intercepts": (LINEAR, _ca(cv=FOLDS, fit_intercept=True)),
-    "convexagg cv=None, intercepts": (LINEAR, _ca(cv=None, fit_intercept=True)),
-    "convexagg ovr cv=5": (LINEAR, _ca(code="ovr", cv=FOLDS)),
-    "convexagg ecoc cv=5": (LINEAR, _ca(code="ecoc", cv=FOLDS)),
+    "convexagg (default)": (LINEAR, ca()),
+    "convexagg cv=None (paper)": (LINEAR, ca(cv=None)),
+    "convexagg cv=5 ensemble": (LINEAR, ca(cv=FOLDS, ensemble=True)),
+    "convexagg cv=5 refit": (LINEAR, ca(cv=FOLDS, ensemble=False)),
+    "convexagg cv=3 ensemble": (LINEAR, ca(cv=3, ensemble=True)),
+    "convexagg held-out 20%": (LINEAR, ca(cv=_holdout)),
+    "convexagg cv=5 ensemble, intercepts": (LINEAR, ca(cv=FOLDS, fit_intercept=True)),
+    "convexagg cv=None, intercepts": (LINEAR, ca(cv=None, fit_intercept=True)),
+    "convexagg ovr cv=5": (LINEAR, ca(code="ovr", cv=FOLDS)),
+    "convexagg ecoc cv=5": (LINEAR, ca(code="ecoc", cv=FOLDS)),
     "pairwise coupling, same binaries": (LINEAR, _coded("PairwiseCouplingDecoder", cv=FOLDS)),
     "pairwise coupling, binaries on all rows": (LINEAR, _coded("PairwiseCouplingDecoder", cv=None)),
     "Bradley-Terry, same binaries": (LINEAR, _coded("BradleyTerryDecoder", cv=FOLDS)),
@@ -173,17 +196,17 @@ METHODS = {
     "OneVsRest(LogisticRegression)": (LINEAR, _ovr_lr),
     "Calibrated LinearSVC, sigmoid": (LINEAR, _calibrated_svc("sigmoid")),
     "Calibrated LinearSVC, temperature": (LINEAR, _calibrated_svc("temperature")),
-    "Calibrated OneVsOne(LR), temperature": (LINEAR, _calibrated_ovo),
+    "Calibrated OneVsOne(LR), temperature": (LINEAR, calibrated_ovo),
     "Calibrated SVC (RBF), sigmoid, ensemble=False": (
         NONLINEAR,
         _calibrated_svc("sigmoid", linear=False),
     ),
-    "HistGradientBoosting": (NONLINEAR, _hgb),
-    "RandomForest": (NONLINEAR, _rf),
-    "convexagg RBF SVC margins, cv=None": (NONLINEAR, _nonlinear("svc", None)),
-    "convexagg RBF SVC margins, cv=5": (NONLINEAR, _nonlinear("svc", FOLDS)),
-    "convexagg HGB binaries (ovr), cv=None": (NONLINEAR, _nonlinear("hgb", None)),
-    "convexagg HGB binaries (ovr), cv=5": (NONLINEAR, _nonlinear("hgb", FOLDS)),
+    "HistGradientBoosting": (NONLINEAR, hgb),
+    "RandomForest": (NONLINEAR, rf),
+    "convexagg RBF SVC margins, cv=None": (NONLINEAR, nonlinear("svc", None)),
+    "convexagg RBF SVC margins, cv=5": (NONLINEAR, nonlinear("svc", FOLDS)),
+    "convexagg HGB binaries (ovr), cv=None": (NONLINEAR, nonlinear("hgb", None)),
+    "convexagg HGB binaries (ovr), cv=5": (NONLINEAR, nonlinear("hgb", FOLDS)),
 }
 
 
@@ -390,9 +413,55 @@ def targets(table, datasets, default="convexagg (default)"):
     return "\n".join(lines)
 
 
+def main_kull(args, t0):
+    import _kull_suite as K
+
+    names = args.datasets.split(",") if args.datasets else K.datasets(args.kull_dir)
+    methods = args.methods.split(";") if args.methods else list(K.METHODS)
+    unknown = [m for m in methods if m not in K.METHODS]
+    if unknown:
+        sys.exit(f"unknown methods {unknown}; known: {list(K.METHODS)}")
+    info = C.machine()
+    if not args.tables_only:
+        K.run(args, names, methods, run_one, record_path, write_json)
+    rows = []
+    for name in names:
+        for fold in range(K.OUTER_FOLDS):
+            for method in K.METHODS:
+                path = record_path(args.out, name, fold, method)
+                if path.exists():
+                    rows.append(json.loads(path.read_text()))
+    infos = {n: K.load(n, args.kull_dir)[2] for n in names}
+    text = "\n".join(
+        [
+            f"## Probability quality on the Kull et al. (2019) suite: {len(names)} sets, "
+            "3-fold stratified cross-validation",
+            "",
+            C.header(info),
+            "",
+            "tables from the records only"
+            if args.tables_only
+            else f"run time: {time.perf_counter() - t0:.0f} s",
+            "",
+            K.tables(rows, names, infos),
+        ]
+    )
+    print(text)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "tables.md").write_text(text)
+
+
 def main():
     p = C.parser(__doc__.splitlines()[0])
-    p.set_defaults(out="benchmarks/results/quality")
+    p.add_argument("--suite", choices=("ten", "kull"), default="ten")
+    p.add_argument(
+        "--kull-dir", default=None, help="the Kull et al. sets (default: <data-dir>/kull2019)"
+    )
+    p.add_argument(
+        "--by-set",
+        action="store_true",
+        help="kull: every method on one set before the next set, cheapest sets first",
+    )
     p.add_argument("--datasets", default=None, help="comma-separated (default: all available)")
     p.add_argument("--methods", default=None, help="semicolon-separated method names")
     p.add_argument("--splits", type=int, default=5)
@@ -407,6 +476,11 @@ def main():
     if args.quick:
         args.splits, args.max_rows = 1, 600
     C.limit_blas(args)
+    if args.suite == "kull":
+        args.out = args.out or "benchmarks/results/quality/kull"
+        args.kull_dir = args.kull_dir or str(Path(args.data_dir) / "kull2019")
+        return main_kull(args, time.perf_counter())
+    args.out = args.out or "benchmarks/results/quality"
     if args.datasets:
         datasets = args.datasets.split(",")
     else:

@@ -1,0 +1,412 @@
+"""The Kull et al. (2019) suite of ``bench_quality.py --suite kull`` (issue 21).
+
+Protocol: every ``<name>.csv.gz`` of ``--kull-dir`` (default ``<data-dir>/kull2019``;
+read where it lies, never copied). Classes with fewer than :data:`MIN_CLASS_ROWS`
+rows are dropped (so that each class has at least 4 training rows in every outer
+split and at least one row in every inner 3-fold part; the tables list what was
+dropped per set), then sets above :data:`MAX_ROWS` rows are subsampled to
+:data:`MAX_ROWS` (stratified, ``random_state=0``). Outer splits: 3-fold stratified
+cross-validation (``shuffle=True, random_state=0``); the features standardised
+on the training part; fold ``f``'s methods get ``random_state=f``. Base learner
+``LogisticRegression(max_iter=1000)`` everywhere in the linear family.
+
+Families (:data:`METHODS`): ``linear`` and ``non-linear`` peers are ranked
+(Kull-style average ranks, 1 = best, ties averaged) within their family;
+``variant`` entries (the default's ablations, and new convexagg settings) are
+each ranked in place of the default among the linear peers; ``check`` entries
+are the "left to calibrate" check (temperature and Dirichlet calibration fitted
+on the default's own 3-fold out-of-fold probabilities), reported as the
+relative log-loss change against the default's record of the same fold.
+
+Adding a method is one line in :data:`METHODS`, e.g.
+``"convexagg my-option": (VARIANT, ca(my_option=True)),``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+import _calibrators as CAL
+from bench_quality import FOLDS, LINEAR, NONLINEAR, base_lr, ca, calibrated_ovo, hgb, nonlinear, rf
+
+MIN_CLASS_ROWS = 6
+MAX_ROWS = 3000
+OUTER_FOLDS = 3
+VARIANT = "variant"
+CHECK = "check"
+DEFAULT = "convexagg (default)"
+
+
+def _lrcv(seed):
+    from sklearn.linear_model import LogisticRegressionCV
+
+    return LogisticRegressionCV(Cs=10, cv=FOLDS, scoring="neg_log_loss", max_iter=1000)
+
+
+def _temperature(base):
+    def make(seed):
+        from sklearn.calibration import CalibratedClassifierCV
+
+        return CalibratedClassifierCV(base(seed), method="temperature")
+
+    return make
+
+
+def _inner(base, calibrator):
+    """``base`` calibrated as Kull et al. do: 3 inner folds, the 3 pairs averaged."""
+
+    def make(seed):
+        return CAL.InnerFoldCalibrated(base(seed), getattr(CAL, calibrator), random_state=seed)
+
+    return make
+
+
+def _own_oof(calibrator):
+    def make(seed):
+        return CAL.CalibratedOnOwnOOF(ca()(seed), getattr(CAL, calibrator), random_state=seed)
+
+    return make
+
+
+def _plain_lr(seed):
+    return base_lr()
+
+
+def _hgb_binaries(seed):
+    return nonlinear("hgb", FOLDS)(seed)
+
+
+# name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
+METHODS = {
+    DEFAULT: (LINEAR, ca()),
+    "LogisticRegression (multinomial)": (LINEAR, _plain_lr),
+    "convexagg ovr": (LINEAR, ca(code="ovr")),
+    "LogisticRegressionCV (10 C, 5 folds, log-loss)": (LINEAR, _lrcv),
+    "LR + temperature (CalibratedClassifierCV)": (LINEAR, _temperature(_plain_lr)),
+    "LR + structured matrix scaling (probmetrics)": (LINEAR, _inner(_plain_lr, "matrix_scaling")),
+    "Calibrated OneVsOne(LR), temperature": (LINEAR, calibrated_ovo),
+    "default + temperature on its out-of-fold": (CHECK, _own_oof("temperature")),
+    "convexagg fit_intercept=True": (VARIANT, ca(fit_intercept=True)),
+    "convexagg cv=None": (VARIANT, ca(cv=None)),
+    "convexagg ensemble=False": (VARIANT, ca(ensemble=False)),
+    "LR + Dirichlet (dirichletcal)": (LINEAR, _inner(_plain_lr, "dirichlet")),
+    "HistGradientBoosting": (NONLINEAR, hgb),
+    "RandomForest": (NONLINEAR, rf),
+    "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
+    "HGB + temperature (CalibratedClassifierCV)": (NONLINEAR, _temperature(hgb)),
+    "convexagg HGB binaries (ovr), cv=5": (NONLINEAR, _hgb_binaries),
+    "HGB + Dirichlet (dirichletcal)": (NONLINEAR, _inner(hgb, "dirichlet")),
+}
+# "convexagg ovr" is both a linear peer of the issue's table and one of the default's ablations.
+ABLATIONS = ("convexagg fit_intercept=True", "convexagg cv=None", "convexagg ensemble=False")
+NONLINEAR_CONVEXAGG = "convexagg HGB binaries (ovr), cv=5"
+
+
+# -- data ---------------------------------------------------------------------------------------
+
+
+def datasets(kull_dir):
+    names = sorted(p.name[: -len(".csv.gz")] for p in Path(kull_dir).glob("*.csv.gz"))
+    if not names:
+        raise SystemExit(f"no <name>.csv.gz in {kull_dir}; pass --kull-dir")
+    return names
+
+
+def load(name, kull_dir):
+    """``(X, y, info)``: small classes dropped, then at most ``MAX_ROWS`` rows (stratified)."""
+    from sklearn.model_selection import train_test_split
+
+    from convexagg.datasets import load_dataset
+
+    ds = load_dataset(name, kull_dir)
+    X, y = np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y)
+    labels, counts = np.unique(y, return_counts=True)
+    small = {str(c): int(n) for c, n in zip(labels, counts) if n < MIN_CLASS_ROWS}
+    keep = ~np.isin(y, list(small)) if small else np.ones(len(y), bool)
+    info = {"rows": int(len(y)), "features": int(X.shape[1]), "classes": int(len(labels))}
+    X, y = X[keep], y[keep]
+    if len(y) > MAX_ROWS:
+        X, _, y, _ = train_test_split(X, y, train_size=MAX_ROWS, stratify=y, random_state=0)
+    info.update(dropped=small, rows_used=int(len(y)), classes_used=int(len(np.unique(y))))
+    return X, y, info
+
+
+def splits(X, y):
+    """The outer folds, standardised on their training part."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
+
+    folds = StratifiedKFold(OUTER_FOLDS, shuffle=True, random_state=0)
+    for train, test in folds.split(X, y):
+        scaler = StandardScaler().fit(X[train])
+        yield scaler.transform(X[train]), y[train], scaler.transform(X[test]), y[test]
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def run(args, names, methods, run_one, record_path, write_json):
+    """Method by method over all sets (the cheap peers' records come first); with
+    ``args.by_set``, set by set from the cheapest (rows x classes), every method on each:
+    a run stopped early then leaves complete comparisons on the smaller sets."""
+    cache = {}
+    for name in names:
+        X, y, _ = load(name, args.kull_dir)
+        cache[name] = list(splits(X, y))
+    if args.by_set:
+        cost = {n: len(cache[n][0][1]) * len(np.unique(cache[n][0][1])) for n in names}
+        order = [(m, n) for n in sorted(names, key=cost.get) for m in methods]
+    else:
+        order = [(m, n) for m in methods for n in names]
+    for method, name in order:
+        family, make = METHODS[method]
+        for fold, (X_tr, y_tr, X_te, y_te) in enumerate(cache[name]):
+            path = record_path(args.out, name, fold, method)
+            if path.exists() and json.loads(path.read_text())["n_train"] == len(y_tr):
+                continue
+            record = run_one(method, make, X_tr, y_tr, X_te, y_te, seed=fold)
+            record.update(dataset=name, rep=fold, method=method, family=family)
+            record.update(n_train=int(len(y_tr)), n_classes=int(len(np.unique(y_tr))))
+            write_json(path, record)
+            shown = record.get("log_loss", record.get("error"))
+            secs = record.get("fit_s", float("nan"))
+            print(f"{name} fold{fold} {method}: {shown} ({secs:.1f} s)", flush=True)
+
+
+# -- tables -------------------------------------------------------------------------------------
+
+
+def _means(rows, names, methods, metric):
+    """``{(set, method): (mean, std)}`` over the folds; missing when a fold failed or is absent."""
+    out = {}
+    for name in names:
+        for method in methods:
+            recs = [r for r in rows if r["dataset"] == name and r["method"] == method]
+            if len(recs) == OUTER_FOLDS and all("error" not in r for r in recs):
+                vals = [r[metric] for r in recs]
+                out[name, method] = (float(np.mean(vals)), float(np.std(vals)))
+    return out
+
+
+def average_ranks(rows, names, group, metric):
+    """Average rank (1 = best) of each method of ``group`` over the sets where all have records."""
+    from scipy.stats import rankdata
+
+    m = _means(rows, names, group, metric)
+    used = [n for n in names if all((n, g) in m for g in group)] if group else []
+    if not used:
+        return {}, used
+    ranks = np.array([rankdata([m[n, g][0] for g in group]) for n in used])
+    return dict(zip(group, ranks.mean(axis=0))), used
+
+
+def _family(family):
+    return [m for m, (f, _) in METHODS.items() if f == family]
+
+
+def tables(rows, names, infos):
+    linear, nonlinear = _family(LINEAR), _family(NONLINEAR)
+    variants = _family(VARIANT)
+    ll = _means(rows, names, list(METHODS), "log_loss")
+    out, checks = [], {}
+
+    out += ["### Data sets (after dropping classes under 6 rows, at most 3,000 rows)", ""]
+    out += ["| set | rows (used) | features | classes (used) | dropped classes (rows) |"]
+    out += ["| --- | --- | --- | --- | --- |"]
+    for n in names:
+        i = infos[n]
+        dropped = ", ".join(f"{c} ({k})" for c, k in i["dropped"].items()) or "none"
+        out.append(
+            f"| {n} | {i['rows']} ({i['rows_used']}) | {i['features']} | "
+            f"{i['classes']} ({i['classes_used']}) | {dropped} |"
+        )
+    out.append("")
+
+    for fam_name, family in (("linear", linear), ("non-linear", nonlinear)):
+        group = [g for g in family if any((n, g) in ll for n in names)]
+        res = {
+            mt: average_ranks(rows, names, group, mt)
+            for mt in ("log_loss", "brier", "ece_classwise")
+        }
+        used = res["log_loss"][1]
+        ref = DEFAULT if fam_name == "linear" else NONLINEAR_CONVEXAGG
+        partial = [g for g in family if sum((n, g) in ll for n in names) < len(names)]
+        counts = "; ".join(
+            f"{g}: {sum((n, g) in ll for n in names)}" for g in partial
+        )
+        out += [
+            f"### Average ranks, {fam_name} family (1 = best; over the {len(used)} of "
+            f"{len(names)} sets where every ranked method has all folds' records)",
+            "",
+            f"Sets with records, where fewer than all: {counts}." if partial else "",
+            "",
+            f"| method | log-loss rank | Brier rank | classwise-ECE rank | {ref}'s log-loss "
+            "wins / losses against it |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        order = sorted(family, key=lambda g: res["log_loss"][0].get(g, np.inf))
+        for g in order:
+            cells = [f"{res[mt][0][g]:.2f}" if g in res[mt][0] else "-" for mt in res]
+            out.append(f"| {g} | " + " | ".join(cells) + f" | {_wins(ll, names, ref, g)} |")
+        out.append("")
+        checks[fam_name] = {mt: res[mt][0] for mt in res}
+
+    peers = [g for g in linear if g != DEFAULT and all((n, g) in ll for n in names)]
+    out += [
+        "### The default's variants, each ranked in place of the default among the linear peers",
+        "",
+        f"(peers: {', '.join(peers)})",
+        "",
+        "| variant | log-loss rank | Brier rank | classwise-ECE rank | wins / losses against "
+        "the default (log-loss) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for v in [DEFAULT, "convexagg ovr"] + variants:
+        cells = []
+        for mt in ("log_loss", "brier", "ece_classwise"):
+            complete = all((n, v) in ll for n in names)
+            group = [g for g in peers if g != v] + [v]
+            r = average_ranks(rows, names, group, mt)[0] if complete else {}
+            cells.append(f"{r[v]:.2f}" if v in r else "-")
+        wins = "" if v == DEFAULT else _wins(ll, names, v, DEFAULT)
+        out.append(f"| {v} | " + " | ".join(cells) + f" | {wins} |")
+    out.append("")
+
+    shown = linear + variants + nonlinear
+    out += ["### Log-loss per set, mean (std) over the 3 outer folds", ""]
+    out += ["| set | " + " | ".join(shown) + " |", "|" + " --- |" * (len(shown) + 1)]
+    for n in names:
+        best = min((ll[n, g][0] for g in linear if (n, g) in ll), default=np.nan)
+        cells = []
+        for g in shown:
+            if (n, g) not in ll:
+                cells.append("-")
+                continue
+            text = f"{ll[n, g][0]:.3f} ({ll[n, g][1]:.3f})"
+            cells.append(f"**{text}**" if g in linear and ll[n, g][0] == best else text)
+        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    out += ["", "(bold: the best linear log-loss of the set)", ""]
+
+    left = _left_to_calibrate(rows, names)
+    out += [
+        "### Left to calibrate: relative log-loss change of the default when a calibrator is "
+        "fitted on its own 3-fold out-of-fold probabilities (mean over the folds' log-losses)",
+        "",
+        "| set | the default | + temperature | + Dirichlet |",
+        "| --- | --- | --- | --- |",
+    ]
+    for n in names:
+        if n not in left:
+            continue
+        d, t, r = left[n]
+        out.append(f"| {n} | {d:.3f} | {_pct(t, d)} | {_pct(r, d)} |")
+    out.append("")
+
+    out += _times(rows)
+    out += ["### The targets (issue 21)", ""] + _targets(checks, ll, names, left, rows) + [""]
+    return "\n".join(out)
+
+
+def _pct(x, ref):
+    return "-" if x is None else f"{100 * (x - ref) / ref:+.1f} %"
+
+
+def _wins(ll, names, mine, other):
+    both = [n for n in names if (n, mine) in ll and (n, other) in ll]
+    if mine == other or not both:
+        return ""
+    wins = sum(ll[n, mine][0] < ll[n, other][0] for n in both)
+    losses = sum(ll[n, mine][0] > ll[n, other][0] for n in both)
+    return f"{wins} / {losses}"
+
+
+def _left_to_calibrate(rows, names):
+    """``{set: (default, temperature or None, Dirichlet or None)}`` mean test log-losses."""
+    methods = [
+        DEFAULT,
+        "default + temperature on its out-of-fold",
+        "default + Dirichlet on its out-of-fold",
+    ]
+    ll = _means(rows, names, methods, "log_loss")
+    return {
+        n: (ll[n, DEFAULT][0], *[ll[n, m][0] if (n, m) in ll else None for m in methods[1:]])
+        for n in names
+        if (n, DEFAULT) in ll and any((n, m) in ll for m in methods[1:])
+    }
+
+
+def _times(rows):
+    out = [
+        "### Run time per method (all sets and folds of these records)",
+        "",
+        "| method | median fit s | total fit + predict s | records |",
+        "| --- | --- | --- | --- |",
+    ]
+    for m in METHODS:
+        recs = [r for r in rows if r["method"] == m and "error" not in r]
+        if recs:
+            fit = [r["fit_s"] for r in recs]
+            total = sum(r["fit_s"] + r["predict_s"] for r in recs)
+            out.append(f"| {m} | {np.median(fit):.3f} | {total:.0f} | {len(recs)} |")
+    errors = sorted({(r["dataset"], r["method"], r["error"]) for r in rows if "error" in r})
+    out.append("")
+    if errors:
+        out += ["Errors:", ""] + [f"- {d}, {m}: {e}" for d, m, e in errors] + [""]
+    return out
+
+
+def _targets(checks, ll, names, left, rows):
+    def verdict(ok):
+        return "**met**" if ok else "**missed**"
+
+    lines = []
+    for fam, ref in (("linear", DEFAULT), ("non-linear", NONLINEAR_CONVEXAGG)):
+        for mt in ("log_loss", "brier"):
+            r = checks[fam][mt]
+            if ref not in r:
+                lines.append(f"- {ref}: best average {mt} rank of the {fam} methods: no records")
+                continue
+            best = min(r, key=r.get)
+            lines.append(
+                f"- {ref}: best average {mt} rank of the {fam} methods: "
+                f"{verdict(r[ref] <= r[best])} ({r[ref]:.2f}; best {best} {r[best]:.2f})"
+            )
+    lr = "LogisticRegression (multinomial)"
+    both = [n for n in names if (n, DEFAULT) in ll and (n, lr) in ll]
+    ok = [n for n in both if ll[n, DEFAULT][0] <= ll[n, lr][0] + ll[n, lr][1]]
+    worse = ", ".join(n for n in both if n not in ok)
+    lines.append(
+        f"- log-loss no worse than multinomial LogisticRegression() (within its std over the "
+        f"folds) on >= 90 % of the sets: {verdict(len(ok) >= 0.9 * len(both))} "
+        f"({len(ok)} of {len(both)}; worse: {worse or 'none'})"
+    )
+    lowered = [
+        n
+        for n, (d, t, r) in left.items()
+        if any(x is not None and x < 0.99 * d for x in (t, r))
+    ]
+    complete = [n for n, (d, t, r) in left.items() if t is not None and r is not None]
+    lines.append(
+        f"- temperature or Dirichlet on the default's out-of-fold outputs lowers its log-loss by "
+        f"more than 1 % on <= 10 % of the sets: {verdict(len(lowered) <= 0.1 * len(left))} "
+        f"({len(lowered)} of {len(left)} sets, {len(complete)} with both calibrators: "
+        f"{', '.join(lowered) or 'none'})"
+    )
+    fit = {
+        m: np.median(
+            [r["fit_s"] for r in rows if r["method"] == m and "error" not in r] or [np.nan]
+        )
+        for m in (DEFAULT, "LogisticRegressionCV (10 C, 5 folds, log-loss)")
+    }
+    d, c = fit.values()
+    lines.append(
+        f"- the default's median fit time at most LogisticRegressionCV's: {verdict(d <= c)} "
+        f"({d:.3f} s against {c:.3f} s; this machine, one thread, shared with other jobs)"
+    )
+    lines.append(
+        "- the current ten sets: see `bench_quality.py --suite ten` (benchmarks/results/quality)"
+    )
+    return lines
