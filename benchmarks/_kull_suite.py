@@ -79,6 +79,8 @@ def _hgb_binaries(seed):
     return nonlinear("hgb", FOLDS)(seed)
 
 
+_C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
+
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
 METHODS = {
     DEFAULT: (LINEAR, ca()),
@@ -90,9 +92,32 @@ METHODS = {
     "Calibrated OneVsOne(LR), temperature": (LINEAR, calibrated_ovo),
     "default + temperature on its out-of-fold": (CHECK, _own_oof("temperature")),
     "convexagg fit_intercept=True": (VARIANT, ca(fit_intercept=True)),
-    "convexagg cv=None": (VARIANT, ca(cv=None)),
+    "convexagg cv=None": (VARIANT, ca(cv="in_sample")),  # the records' name from before 0.2's rename
     "convexagg ensemble=False": (VARIANT, ca(ensemble=False)),
     "LR + Dirichlet (dirichletcal)": (LINEAR, _inner(_plain_lr, "dirichlet")),
+    # the options of issue 21, alone and together (C4: the binaries' C chosen from 0.01..10 on
+    # the out-of-fold outputs; C3: from 0.1..10)
+    "convexagg alpha=1e-3": (VARIANT, ca(alpha=1e-3)),
+    "convexagg ovo+ovr": (VARIANT, ca(code="ovo+ovr")),
+    "convexagg entry weights 0.01": (VARIANT, ca(entry_weight_shrinkage=0.01)),
+    "convexagg C4": (VARIANT, ca(binary_param_grid=_C4)),
+    "convexagg ovo+ovr, C4": (VARIANT, ca(code="ovo+ovr", binary_param_grid=_C4)),
+    "convexagg ovo+ovr, entry 0.01, C4": (
+        VARIANT,
+        ca(code="ovo+ovr", entry_weight_shrinkage=0.01, binary_param_grid=_C4),
+    ),
+    "convexagg ovo+ovr, entry 0.01, C4, alpha=1e-3": (
+        VARIANT,
+        ca(code="ovo+ovr", entry_weight_shrinkage=0.01, alpha=1e-3, binary_param_grid=_C4),
+    ),
+    "convexagg ovo+ovr, C4, alpha=1e-3": (
+        VARIANT,
+        ca(code="ovo+ovr", alpha=1e-3, binary_param_grid=_C4),
+    ),
+    "convexagg ovo+ovr, entry 0.01, C3": (
+        VARIANT,
+        ca(code="ovo+ovr", entry_weight_shrinkage=0.01, binary_param_grid={"C": [0.1, 1.0, 10.0]}),
+    ),
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
@@ -261,18 +286,21 @@ def tables(rows, names, infos):
         f"(peers: {', '.join(peers)})",
         "",
         "| variant | log-loss rank | Brier rank | classwise-ECE rank | wins / losses against "
-        "the default (log-loss) |",
-        "| --- | --- | --- | --- | --- |",
+        "the default (log-loss) | best peer's log-loss rank beside it |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for v in [DEFAULT, "convexagg ovr"] + variants:
-        cells = []
+        cells, best_peer = [], "-"
         for mt in ("log_loss", "brier", "ece_classwise"):
             complete = all((n, v) in ll for n in names)
             group = [g for g in peers if g != v] + [v]
             r = average_ranks(rows, names, group, mt)[0] if complete else {}
             cells.append(f"{r[v]:.2f}" if v in r else "-")
+            if mt == "log_loss" and v in r:  # whether the variant would lead the family
+                peer = min((g for g in group if g != v), key=lambda g: r[g])
+                best_peer = f"{peer} {r[peer]:.2f}"
         wins = "" if v == DEFAULT else _wins(ll, names, v, DEFAULT)
-        out.append(f"| {v} | " + " | ".join(cells) + f" | {wins} |")
+        out.append(f"| {v} | " + " | ".join(cells) + f" | {wins} | {best_peer} |")
     out.append("")
 
     shown = linear + variants + nonlinear
