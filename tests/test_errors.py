@@ -453,7 +453,7 @@ def _late_settings():
     ]
 
 
-@pytest.mark.parametrize("cv", [None, 3])
+@pytest.mark.parametrize("cv", ["in_sample", 3])
 @pytest.mark.parametrize("make, error, message", _late_settings())
 def test_every_setting_is_validated_before_any_binary_is_trained(iris, make, error, message, cv):
     """Bad solver settings were refused only after every binary of every fold was trained."""
@@ -612,7 +612,7 @@ class _FitReturnsNone(LogisticRegression):
         super().fit(X, y, sample_weight=sample_weight)
 
 
-@pytest.mark.parametrize("cv, warm_start", [(None, False), (None, True), (3, False)])
+@pytest.mark.parametrize("cv, warm_start", [("in_sample", False), ("in_sample", True), (3, False)])
 def test_a_learner_whose_fit_returns_none(iris, cv, warm_start):
     X, y = iris
     clf = ConvexAggregationClassifier(
