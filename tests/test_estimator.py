@@ -413,3 +413,23 @@ def test_predict_is_the_argmax_of_predict_proba_for_every_decoder_and_cv(
         random_state=0,
     ).fit(X, y)
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[clf.predict_proba(X).argmax(1)])
+
+
+def test_probabilities_of_a_fold_ensemble_never_exceed_one():
+    """The members' mean, taken in log space, rounded up to 1.0000000000000002 on this
+    split (entry weights, wine): scikit-learn's log_loss then refused it."""
+    from sklearn.datasets import load_wine
+    from sklearn.metrics import log_loss
+    from sklearn.model_selection import StratifiedShuffleSplit
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True)
+    train, test = next(StratifiedShuffleSplit(5, test_size=0.2, random_state=0).split(X, y))
+    scaler = StandardScaler().fit(X[train])
+    clf = ConvexAggregationClassifier(
+        LogisticRegression(max_iter=1000), entry_weight_shrinkage=0.01, random_state=0
+    ).fit(scaler.transform(X[train]), y[train])
+    P = clf.predict_proba(scaler.transform(X[test]))
+    assert P.max() <= 1.0 and clf.predict_log_proba(scaler.transform(X[test])).max() <= 0.0
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.isfinite(log_loss(y[test], P, labels=clf.classes_))

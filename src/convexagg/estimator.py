@@ -625,9 +625,12 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Log of the class probabilities: the decoder's on each member's outputs,
         averaged over the members in probability (computed stably)."""
         logs = [self.decoder_.predict_log_proba(Q) for Q in self._member_outputs(X)]
-        if len(logs) == 1:
-            return logs[0]
-        return logsumexp(np.stack(logs), axis=0) - np.log(len(logs))
+        log_proba = logs[0] if len(logs) == 1 else logsumexp(np.stack(logs), axis=0)
+        if len(logs) > 1:
+            log_proba -= np.log(len(logs))
+        # a log-probability is <= 0; the mean's rounding gave 2.2e-16 (a probability of
+        # 1.0000000000000002, which scikit-learn's log_loss refuses)
+        return np.minimum(log_proba, 0.0, out=log_proba)
 
     @available_if(_decoder_has("predict_proba"))
     def predict_proba(self, X):
