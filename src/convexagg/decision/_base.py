@@ -74,6 +74,21 @@ class DecisionClassifierBase(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             self.estimator_.predict_proba(X), len(self.classes_), "estimator.predict_proba"
         )
 
+    def predict_proba(self, X):
+        """The wrapped classifier's class probabilities.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        return self._proba(X)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True  # the wrapped classifier validates X

@@ -392,21 +392,6 @@ class ConformalClassifier(DecisionClassifierBase):
         """
         return self.predict_pvalues(X) > self.error_rate
 
-    def predict_proba(self, X):
-        """The wrapped classifier's class probabilities.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
-        """
-        return self._proba(X)
-
     def predict(self, X):
         """The wrapped classifier's predictions.
 

@@ -183,21 +183,6 @@ class CostSensitiveClassifier(DecisionClassifierBase):
         self.cost_matrix_ = check_cost_matrix(self.cost_matrix, len(estimator.classes_))
         return self
 
-    def predict_proba(self, X):
-        """The wrapped classifier's class probabilities.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
-        """
-        return self._proba(X)
-
     def predict_costs(self, X):
         """Expected cost of predicting each class.
 
