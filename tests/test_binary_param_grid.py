@@ -73,7 +73,7 @@ def test_without_ensemble_the_chosen_binaries_are_refitted(wine):
         binary_param_grid=[{"C": [0.01]}, {"C": [1.0]}], cv=3, ensemble=False
     ).fit(X, y)
     C = clf.best_binary_params_["C"]
-    assert all(est.C == C for est in clf.estimators_)
+    assert all(est.C == C for est in clf.estimators_[0])
     plain = ConvexAggregationClassifier(LogisticRegression(C=C), cv=3, ensemble=False).fit(X, y)
     np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X), rtol=1e-10)
     # fit_decoder's new fold models use the chosen value too
@@ -123,4 +123,4 @@ def test_a_refit_with_warm_start_uses_the_new_choice(wine):
     ).fit(X, y)
     clf.set_params(binary_param_grid={"C": [1.0]}).fit(X, y)
     assert clf.best_binary_params_ == {"C": 1.0}
-    assert all(est.C == 1.0 for est in clf.estimators_)
+    assert all(est.C == 1.0 for est in clf.estimators_[0])

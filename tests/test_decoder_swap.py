@@ -110,13 +110,13 @@ ALL_DECODERS = PROBABILISTIC + PAIRWISE + [HammingDecoder()]
 def test_fit_decoder_swaps_without_retraining(iris):
     X, y = iris
     clf = CodeMatrixClassifier(LogisticRegression(), code="ovo", cv="in_sample").fit(X, y)
-    binaries = list(clf.estimators_)
+    binaries = list(clf.estimators_[0])
     Q = clf.predict_binary_proba(X)
     y_enc = np.searchsorted(clf.classes_, y)
     for decoder in ALL_DECODERS:
         assert clf.set_params(decoder=decoder).fit_decoder(X, y) is clf
-        assert all(a is b for a, b in zip(clf.estimators_, binaries))
-        assert len(clf.estimators_) == len(binaries)
+        assert all(a is b for a, b in zip(clf.estimators_[0], binaries))
+        assert len(clf.estimators_) == 1 and len(clf.estimators_[0]) == len(binaries)
         assert clf.decoder_ is not decoder  # cloned
         standalone = clone(decoder).fit(Q, y_enc, clf.code_matrix_)
         expected = clf.classes_[standalone.predict(Q)]

@@ -272,11 +272,10 @@ def test_path_display_from_an_estimator_draws_weights_and_accuracies(clf, iris):
         "training accuracy",
         "validation accuracy",
     ]
-    # the path of the classifier's own decoder on its binaries' outputs
-    y_idx = np.searchsorted(clf.classes_, y)
-    path = regularization_path(
-        clf.predict_binary_proba(X), y_idx, clf.code_matrix_, alphas, decoder=clf.decoder_
-    )
+    # the path of the classifier's own decoder on the outputs it was fitted on (with
+    # cv=5 not predict_binary_proba: tests/test_training_plan.py checks the weights_)
+    Q, y_idx, _ = clf.training_outputs(X, y)
+    path = regularization_path(Q, y_idx, clf.code_matrix_, alphas, decoder=clf.decoder_)
     np.testing.assert_allclose(disp.weights, path.weights)
     np.testing.assert_allclose(disp.accuracy_lines_[0].get_ydata(), path.train_accuracy)
     np.testing.assert_allclose(disp.lines_[0].get_xdata(), path.alphas)

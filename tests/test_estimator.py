@@ -82,12 +82,13 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
 def test_prefit_uses_given_binaries(iris):
     X, y = iris
     fitted = ConvexAggregationClassifier(code="ovo", cv="in_sample").fit(X, y)
-    prefit = ConvexAggregationClassifier(list(fitted.estimators_), code="ovo", cv="prefit")
+    (binaries,) = fitted.estimators_  # one member
+    prefit = ConvexAggregationClassifier(list(binaries), code="ovo", cv="prefit")
     prefit.fit(X, y)
-    assert all(a is b for a, b in zip(prefit.estimators_, fitted.estimators_))
+    assert all(a is b for a, b in zip(prefit.estimators_[0], binaries))
     np.testing.assert_allclose(prefit.predict_proba(X), fitted.predict_proba(X))
     with pytest.raises(ValueError, match="one per code column"):
-        ConvexAggregationClassifier(fitted.estimators_[:2], cv="prefit").fit(X, y)
+        ConvexAggregationClassifier(binaries[:2], cv="prefit").fit(X, y)
 
 
 def test_custom_code_and_n_jobs(iris):
@@ -224,8 +225,8 @@ def test_an_end_to_end_pipeline_classifier_predicts_as_its_binaries(iris):
     X = X * 100 + 1e3
     base = make_pipeline(StandardScaler(), LogisticRegression())
     clf = ConvexAggregationClassifier(base, cv="in_sample").fit(X, y)
-    Q = np.column_stack([est.predict_proba(X)[:, 1] for est in clf.estimators_])
-    np.testing.assert_allclose(predict_binaries(clf.estimators_, X, "proba"), Q, rtol=1e-11)
+    Q = np.column_stack([est.predict_proba(X)[:, 1] for est in clf.estimators_[0]])
+    np.testing.assert_allclose(predict_binaries(clf.estimators_[0], X, "proba"), Q, rtol=1e-11)
     np.testing.assert_allclose(clf.predict_proba(X), clf.decoder_.predict_proba(Q), rtol=1e-9)
 
 
@@ -337,7 +338,7 @@ def test_cv_none_is_the_deprecated_name_of_in_sample(iris):
     with pytest.warns(FutureWarning, match="write cv='in_sample'"):
         old = ConvexAggregationClassifier(code="ovr", cv=None).fit(X, y)
     np.testing.assert_array_equal(old.weights_, new.weights_)
-    assert not old.ensemble_ and len(old.estimators_) == new.code_matrix_.shape[1]
+    assert not old.ensemble_ and len(old.estimators_[0]) == new.code_matrix_.shape[1]
     with pytest.raises(ValueError, match="ensemble=False applies to out-of-fold outputs only"):
         ConvexAggregationClassifier(cv=None, ensemble=False).fit(X, y)
 
@@ -363,12 +364,12 @@ def test_a_failed_warm_refit_leaves_the_previous_model_exactly(iris, n_jobs):
         _FailsWhenArmed(warm_start=True), code="ovr", cv="in_sample", warm_start=True, n_jobs=n_jobs
     ).fit(X[::3], y[::3])
     P = clf.predict_proba(X)
-    coefs = [est.coef_.copy() for est in clf.estimators_]
-    clf.estimators_[2].armed_ = True  # column 2 fails, after columns 0 and 1 refit
+    coefs = [est.coef_.copy() for est in clf.estimators_[0]]
+    clf.estimators_[0][2].armed_ = True  # column 2 fails, after columns 0 and 1 refit
     with pytest.raises(RuntimeError, match="binary refit failed"):
         clf.fit(X, y)
     np.testing.assert_array_equal(clf.predict_proba(X), P)
-    for est, coef in zip(clf.estimators_, coefs):
+    for est, coef in zip(clf.estimators_[0], coefs):
         np.testing.assert_array_equal(est.coef_, coef)
 
 
@@ -389,7 +390,7 @@ def _invariant_data():
 @pytest.fixture(scope="module")
 def invariant_data():
     X, y = _invariant_data()
-    prefit = ConvexAggregationClassifier(code="ovo", cv="in_sample").fit(X, y).estimators_
+    prefit = ConvexAggregationClassifier(code="ovo", cv="in_sample").fit(X, y).estimators_[0]
     return X, y, prefit
 
 

@@ -111,7 +111,7 @@ def test_sample_weights_weight_the_cv_estimator_like_repeated_rows(iris):
     solver = ProjectedNewton(tol=1e-10)
     # repeated rows would change the folds: the weights are checked on prefit
     # binaries, against the weighted decoder at the alpha chosen
-    binaries = CodeMatrixClassifier(TIGHT, code="ovr", cv="in_sample").fit(X, y).estimators_
+    binaries = CodeMatrixClassifier(TIGHT, code="ovr", cv="in_sample").fit(X, y).estimators_[0]
     alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
     weighted = ConvexAggregationClassifierCV(
         list(binaries), code="ovr", cv="prefit", alphas=5, alpha_cv=alpha_cv, solver=solver
@@ -203,9 +203,10 @@ def test_a_list_of_learners_trains_one_per_column(iris):
         LogisticRegression(C=0.1),
     ]
     clf = CodeMatrixClassifier(learners, code="ovo", random_state=0, cv="in_sample").fit(X, y)
-    assert [type(est) for est in clf.estimators_] == [type(est) for est in learners]
-    assert clf.estimators_[2].C == 0.1 and clf.estimators_[0] is not learners[0]
-    assert clf.estimators_[0].random_state is not None  # seeded per column
+    (binaries,) = clf.estimators_
+    assert [type(est) for est in binaries] == [type(est) for est in learners]
+    assert binaries[2].C == 0.1 and binaries[0] is not learners[0]
+    assert binaries[0].random_state is not None  # seeded per column
     assert clf.score(X, y) > 0.9
     with pytest.raises(
         ValueError, match="list of 2 learners; it needs one per code column \\(3\\)"
@@ -237,14 +238,14 @@ def test_warm_start_refits_copies_of_the_binaries_and_starts_the_weights_warm(ir
         solver=ProjectedNewton(tol=1e-8),
         cv="in_sample",  # binaries fitted per fold are always fresh
     ).fit(X, y)
-    binaries = list(clf.estimators_)
+    binaries = list(clf.estimators_[0])
     coefs = [est.coef_.copy() for est in binaries]
     first_iter = [est.n_iter_[0] for est in binaries]
     clf.set_params(alpha=5e-3).fit(X, y)
     # copies were refitted, from the previous solutions (a cold fit takes more
     # iterations); the previous binaries are untouched
-    assert not any(a is b for a, b in zip(clf.estimators_, binaries))
-    assert all(new.n_iter_[0] < old for new, old in zip(clf.estimators_, first_iter))
+    assert not any(a is b for a, b in zip(clf.estimators_[0], binaries))
+    assert all(new.n_iter_[0] < old for new, old in zip(clf.estimators_[0], first_iter))
     for est, coef in zip(binaries, coefs):
         np.testing.assert_array_equal(est.coef_, coef)
     cold = ConvexAggregationClassifier(alpha=5e-3, solver=ProjectedNewton(tol=1e-8), cv="in_sample")
@@ -253,15 +254,15 @@ def test_warm_start_refits_copies_of_the_binaries_and_starts_the_weights_warm(ir
     np.testing.assert_allclose(clf.weights_, cold.weights_, rtol=1e-4, atol=1e-6)
     # another code: fresh binaries
     clf.set_params(code="ovr").fit(X, y)
-    assert not any(a is b for a, b in zip(clf.estimators_, binaries))
+    assert not any(a is b for a, b in zip(clf.estimators_[0], binaries))
 
 
 def test_without_warm_start_binaries_are_fresh(iris):
     X, y = iris
     clf = ConvexAggregationClassifier().fit(X, y)
-    binaries = list(clf.estimators_)
+    binaries = [est for member in clf.estimators_ for est in member]
     clf.fit(X, y)
-    assert not any(a is b for a, b in zip(clf.estimators_, binaries))
+    assert not any(a is b for member in clf.estimators_ for a in member for b in binaries)
 
 
 # --------------------------------------------------------------------------- predict_log_proba

@@ -79,12 +79,12 @@ def test_random_state_seeds_randomised_binary_learners(iris):
     b = ConvexAggregationClassifier(forest, n_jobs=2, **kwargs).fit(X, y)
     np.testing.assert_array_equal(a.weights_, b.weights_)
     _assert_same_outputs(a, b, X)
-    seeds = [est.random_state for est in a.estimators_]
+    seeds = [est.random_state for est in a.estimators_[0]]
     assert all(isinstance(s, int) for s in seeds) and len(set(seeds)) == 3
     assert forest.random_state is None  # the parameter itself is never modified
     seeded = ExtraTreesClassifier(n_estimators=3, random_state=5)
     own = ConvexAggregationClassifier(seeded, **kwargs).fit(X, y)
-    assert [est.random_state for est in own.estimators_] == [5, 5, 5]
+    assert [est.random_state for est in own.estimators_[0]] == [5, 5, 5]
 
 
 # --------------------------------------------------------------------------- pickle

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from ._training import Training, in_sample, out_of_fold
+from ._training import Training, out_of_fold
 
 __all__ = ["check_param_grid", "learners_with", "select_binaries"]
 
@@ -35,13 +35,15 @@ def learners_with(learners, params):
     return clone(learners).set_params(**params)
 
 
-def check_param_grid(grid, learners, cv):
+def check_param_grid(grid, learners, plan, cv):
     """The candidates of ``grid`` (scikit-learn's ``ParameterGrid``), each checked
-    against the learners' parameters; raises a ``ValueError`` naming what is wrong."""
-    if in_sample(cv) or (isinstance(cv, str) and cv == "prefit"):
+    against the learners' parameters; raises a ``ValueError`` naming what is wrong
+    (``plan``: the fit's :class:`~convexagg._training.Plan`, of the parameter ``cv``)."""
+    if not plan.out_of_fold:
+        given = "frozen binaries do" if plan.prefit and cv != "prefit" else f"cv={cv!r} does"
         raise ValueError(
             f"binary_param_grid chooses the binaries' parameters on out-of-fold outputs, "
-            f"which cv={cv!r} does not give; pass cv=5 (an int) or a splitter."
+            f"which {given} not give; pass cv=5 (an int) or a splitter."
         )
     try:
         candidates = list(ParameterGrid(grid))
@@ -71,7 +73,7 @@ def _log_loss(decoder, Q, y, sample_weight):
     return float(-np.average(logp, weights=sample_weight))
 
 
-def select_binaries(p, learners, candidates, cv, ensemble, n_jobs, fit_decoder, log):
+def select_binaries(p, learners, candidates, plan, n_jobs, fit_decoder, log):
     """Train the fold binaries of every candidate and keep the best one's.
 
     Parameters
@@ -82,10 +84,9 @@ def select_binaries(p, learners, candidates, cv, ensemble, n_jobs, fit_decoder, 
         The binary learner(s) the candidates are set on.
     candidates : list of dict
         Parameter settings (:func:`check_param_grid`).
-    cv : int, splitter or iterable
-        The folds.
-    ensemble : bool
-        Keep the fold binaries (as ``fit`` does for an ensemble).
+    plan : Plan
+        The fit's out-of-fold plan: its folds, and whether the fold binaries
+        are kept (as ``fit`` does for an ensemble).
     n_jobs : int or None
         Jobs for the binaries.
     fit_decoder : callable
@@ -108,7 +109,7 @@ def select_binaries(p, learners, candidates, cv, ensemble, n_jobs, fit_decoder, 
     best = kept = None
     for j, params in enumerate(candidates):
         candidate = learners_with(learners, params)
-        outputs = out_of_fold(p, candidate, cv, n_jobs, keep=ensemble, log=log)
+        outputs = out_of_fold(p, candidate, plan.splitter, n_jobs, keep=plan.ensemble, log=log)
         members, Q, rows, tests = outputs
         decoder = fit_decoder(Training(members or [None], Q, rows, tests))
         sw = None if p.sample_weight is None else p.sample_weight[rows]

@@ -2,6 +2,14 @@
 
 One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
 
+* the **plan** (:class:`Plan`, from :func:`plan`): ``cv`` and ``ensemble``
+  resolved once -- in-sample outputs, out-of-fold outputs (kept as an
+  ensemble or not) or given binaries' outputs (``cv="prefit"``, or binaries
+  wrapped in scikit-learn's ``FrozenEstimator``). Nothing else reads ``cv``;
+  the fitted plan (:class:`Fitted`) says which outputs the decoder was
+  fitted on, and :func:`decoder_outputs` computes them again for
+  ``fit_decoder`` and the regularisation-path display;
+
 * the **learners**: one binary learner for every code column, a list of
   learners (one per column), or fitted binaries (``cv="prefit"``);
 * the **fit parameters**: ``sample_weight`` and, under scikit-learn's metadata
@@ -22,6 +30,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import check_cv
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.validation import _check_method_params, check_is_fitted, has_fit_parameter
@@ -35,14 +44,18 @@ from .binary import (
 )
 
 __all__ = [
+    "Fitted",
+    "Plan",
     "Problem",
     "Training",
     "check_learners",
     "cv_splits",
+    "decoder_outputs",
     "fit_parameters",
     "in_sample",
     "member_outputs",
     "out_of_fold",
+    "plan",
     "routing",
     "rows_of",
     "subproblem",
@@ -63,6 +76,7 @@ class Problem:
     sample_weight: np.ndarray | None = None
     learner_params: list = field(default_factory=list)  # fit parameters, one dict per column
     split_params: dict = field(default_factory=dict)  # "cv" / "alpha_cv" -> their split params
+    plan: Plan | None = None  # cv resolved (see plan)
 
 
 @dataclass
@@ -75,6 +89,91 @@ class Training:
     tests: list | None = None  # the fold test parts, for an ensemble (fit_decoder)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """``cv`` and ``ensemble`` resolved: which outputs the decoder is fitted on.
+
+    ``kind`` is ``"in_sample"`` (the binaries' outputs on their own training
+    rows), ``"out_of_fold"`` (``splitter``'s folds; the fold binaries kept as
+    the members when ``ensemble``, else binaries refitted on all rows) or
+    ``"prefit"`` (given binaries, never fitted).
+    """
+
+    kind: str
+    splitter: object = None  # the cv of out-of-fold outputs (int, splitter or iterable)
+    ensemble: bool = False
+
+    @property
+    def prefit(self):
+        return self.kind == "prefit"
+
+    @property
+    def in_sample(self):
+        return self.kind == "in_sample"
+
+    @property
+    def out_of_fold(self):
+        return self.kind == "out_of_fold"
+
+    def splitters(self):
+        """``{"cv": splitter}`` when the plan splits the rows, else ``{}``: what
+        ``groups`` and the splitter's routed parameters go to."""
+        return {"cv": self.splitter} if self.out_of_fold else {}
+
+
+def _frozen(estimator):
+    """Whether ``estimator`` (a learner or a list) holds ``FrozenEstimator`` binaries:
+    True when all of a list do; a single one or a mix raise."""
+    if isinstance(estimator, FrozenEstimator):
+        raise ValueError(
+            "estimator is one FrozenEstimator; frozen binaries are a list of fitted binary "
+            "classifiers, one per code column, each wrapped in FrozenEstimator."
+        )
+    if not isinstance(estimator, (list, tuple)):
+        return False
+    frozen = [isinstance(est, FrozenEstimator) for est in estimator]
+    if any(frozen) and not all(frozen):
+        raise ValueError(
+            "estimator mixes FrozenEstimator binaries and learners; they must all be "
+            "FrozenEstimator (fitted binaries, as with cv='prefit') or none."
+        )
+    return bool(frozen) and all(frozen)
+
+
+def plan(cv, ensemble, estimator, warn=False):
+    """The :class:`Plan` of the parameters ``cv``, ``ensemble`` and ``estimator``.
+
+    The one place ``cv`` is decoded. Binaries wrapped in
+    ``sklearn.frozen.FrozenEstimator`` (scikit-learn's replacement for
+    ``cv="prefit"``) are given binaries whatever ``cv``: a frozen binary is not
+    fitted, so folds would only repeat it. ``ensemble`` other than ``"auto"``
+    without out-of-fold outputs raises; ``warn``: ``cv=None`` warns (see
+    :func:`in_sample`).
+    """
+    frozen = _frozen(estimator)
+    if frozen or (isinstance(cv, str) and cv == "prefit"):
+        kind, why = "prefit", "frozen binaries have" if frozen else f"cv={cv!r} has"
+    elif in_sample(cv, warn=warn):
+        kind, why = "in_sample", f"cv={cv!r} has"
+    else:
+        return Plan("out_of_fold", cv, ensemble in ("auto", True))
+    if ensemble != "auto":
+        raise ValueError(f"ensemble={ensemble!r} applies to out-of-fold outputs only; {why} none.")
+    return Plan(kind)
+
+
+@dataclass
+class Fitted:
+    """What a fitted estimator keeps of its training: its :class:`Plan`, the members
+    (one list of binaries each) and, for an ensemble, each member's test rows --
+    enough to compute again the outputs its decoder was fitted on."""
+
+    plan: Plan
+    members: list
+    tests: list | None = None  # an ensemble's test rows, one array per member
+    n_samples: int = 0  # the rows of fit
+
+
 def in_sample(cv, warn=False):
     """Whether ``cv`` asks for the paper's in-sample protocol: ``"in_sample"``, or
     ``None``, its name before 0.2 (with ``warn``, a ``FutureWarning`` saying what to
@@ -85,7 +184,7 @@ def in_sample(cv, warn=False):
             "and will mean 5-fold cross-validation, as in scikit-learn, in 0.3; write "
             "cv='in_sample' to keep the paper's in-sample protocol.",
             FutureWarning,
-            stacklevel=6,  # the caller of fit (fit, its two wrappers, _problem, here)
+            stacklevel=7,  # the caller of fit (fit, its two wrappers, _problem, plan, here)
         )
     return cv is None or (isinstance(cv, str) and cv == "in_sample")
 
@@ -144,7 +243,8 @@ def routing(owner, learners, n_columns, splitters, prefit=False):
     itself (the aggregation consumes ``sample_weight``), its learners' ``fit``
     (unless ``prefit``: their ``fit`` is never called) and the ``split`` of each
     splitter in ``splitters`` (a dict, parameter name -> its value, e.g.
-    ``{"cv": cv}``; the name is the routing name).
+    ``{"cv": cv}``, the plan's :meth:`Plan.splitters` and the CV estimator's
+    ``alpha_cv``; the name is the routing name).
 
     Only splitter objects are added: an int or None requests nothing, and an
     iterable of splits must not be consumed by asking it (a one-shot generator
@@ -176,7 +276,8 @@ def fit_parameters(
     ``splitters``, see :func:`routing`) requested
     (:func:`~sklearn.utils.metadata_routing.process_routing`). Without it,
     ``sample_weight`` goes to every learner, and a learner that cannot take it
-    is named in a ``TypeError``; ``groups`` goes to the splitters, as
+    is named in a ``TypeError``; ``groups`` goes to the splitters (those the
+    fit uses: ``splitters``, see :func:`routing`), as
     scikit-learn's ``GridSearchCV`` passes it; other fit parameters need
     routing. ``train=False`` (binaries that are not fitted: ``cv="prefit"``,
     ``fit_decoder`` on binaries already trained): the learners get nothing and
@@ -199,15 +300,12 @@ def fit_parameters(
                 "sklearn.set_config(enable_metadata_routing=True) and request them from the "
                 "learner (e.g. learner.set_fit_request(...))."
             )
-        takers = [
-            name
-            for name, cv in splitters.items()
-            if not in_sample(cv) and not (isinstance(cv, str) and cv == "prefit")
-        ]
+        takers = list(splitters)
         if groups is not None and not takers:
             raise ValueError(
                 f"groups was given but {type(owner).__name__} has no cross-validation "
-                f"splitter to pass it to ({', '.join(f'{k}={v!r}' for k, v in splitters.items())})."
+                f"splitter to pass it to (cv={getattr(owner, 'cv', None)!r}); groups are for "
+                "the folds of out-of-fold outputs."
             )
         split = {name: {} if groups is None else {"groups": groups} for name in takers}
         common = {} if sample_weight is None else {"sample_weight": sample_weight}
@@ -225,8 +323,9 @@ def fit_parameters(
     return (params if per_column else params * n_columns), split
 
 
-def train(p, learners, cv, ensemble, n_jobs, log, warm=None, oof=None):
-    """The binaries and the outputs the decoder is fitted on (see the module docstring).
+def train(p, learners, plan, n_jobs, log, warm=None, oof=None):
+    """The binaries and the outputs the decoder is fitted on, as ``plan`` says (see the
+    module docstring).
 
     ``log``: a :class:`~convexagg._utils.Reporter`, told of each stage and
     each binary trained. ``warm``: binaries fitted before, one per column,
@@ -236,20 +335,50 @@ def train(p, learners, cv, ensemble, n_jobs, log, warm=None, oof=None):
     already computed (kept members if ``ensemble``).
     """
     M = p.code.shape[1]
-    if cv == "prefit":
+    if plan.prefit:
         return Training([learners], predict_binaries(learners, p.X, p.output, n_jobs), slice(None))
-    if in_sample(cv):
+    if not plan.out_of_fold:
         log(f"training {M} binary classifiers")
         done = log.tasks(M, M, lambda k: f"binaries: {k} of {M} trained")
         estimators, Q = _fit_all(fit_predict_binaries, p, learners, n_jobs, warm, done, p.output)
         return Training([estimators], Q, slice(None))
-    members, Q, rows, tests = oof or out_of_fold(p, learners, cv, n_jobs, keep=ensemble, log=log)
+    ensemble = plan.ensemble
+    members, Q, rows, tests = oof or out_of_fold(
+        p, learners, plan.splitter, n_jobs, keep=ensemble, log=log
+    )
     if ensemble:
         return Training(members, Q, rows, tests=tests)
     log(f"training {M} binary classifiers on all rows")
     done = log.tasks(M, M, lambda k: f"binaries on all rows: {k} of {M} trained")
     estimators = _fit_all(fit_binaries, p, learners, n_jobs, warm, done)
     return Training([estimators], Q, rows)
+
+
+def decoder_outputs(fitted, p, learners, n_jobs):
+    """The outputs a fitted estimator's decoder is fitted on, computed again on ``p``
+    (normally the data of fit) by its :class:`Fitted` plan, as a :class:`Training`.
+
+    The members' outputs (in-sample and given binaries); with an ensemble, each
+    member's outputs on the rows it was tested on (``p`` must have the rows of
+    fit); with binaries refitted on all rows, out-of-fold outputs of new fold
+    models (``learners``), seeded as in fit -- the same as fit's when the
+    learners are deterministic given their seed.
+    """
+    if fitted.tests is not None:
+        if p.X.shape[0] != fitted.n_samples:
+            raise ValueError(
+                "with an ensemble, the outputs the decoder is fitted on are each member's "
+                "outputs on the rows it was not trained on: this needs the data fit was "
+                f"called with ({fitted.n_samples} samples); got {p.X.shape[0]} samples."
+            )
+        Q = member_outputs(fitted.members, fitted.tests, p.X, p.output, n_jobs)
+        rows = np.sort(np.concatenate(fitted.tests))
+        return Training(fitted.members, Q, rows, tests=fitted.tests)
+    if not fitted.plan.out_of_fold:
+        Q = predict_binaries(fitted.members[0], p.X, p.output, n_jobs)
+        return Training(fitted.members, Q, slice(None))
+    _, Q, rows, _ = out_of_fold(p, learners, fitted.plan.splitter, n_jobs, keep=False)
+    return Training(fitted.members, Q, rows)
 
 
 def _fold_lines(n_folds, M):
@@ -326,6 +455,7 @@ def subproblem(p, rows):
         None if p.sample_weight is None else p.sample_weight[rows],
         learner_params,
         p.split_params,
+        p.plan,
     )
 
 

@@ -885,14 +885,29 @@ class RegularizationPathDisplay:
 
     @classmethod
     def from_estimator(
-        cls, estimator, X, y, alphas, *, X_val=None, y_val=None, name=None, ax=None, **kwargs
+        cls,
+        estimator,
+        X,
+        y,
+        alphas,
+        *,
+        sample_weight=None,
+        X_val=None,
+        y_val=None,
+        name=None,
+        ax=None,
+        **kwargs,
     ):
         """Regularisation path of a fitted classifier's convex aggregation.
 
         The weights are refitted for each ``alpha`` on the binary outputs of
-        ``X`` (:meth:`~convexagg.CodeMatrixClassifier.predict_binary_proba`)
-        with the classifier's decoder settings, by
-        :func:`~convexagg.regularization_path`; the classifier is not changed.
+        ``X`` the classifier's decoder was fitted on
+        (:meth:`~convexagg.CodeMatrixClassifier.training_outputs`: with
+        out-of-fold outputs, ``X`` must be the data of ``fit``) with its
+        decoder settings, by :func:`~convexagg.regularization_path`: at the
+        classifier's ``alpha``, the path is its weights, whatever ``cv``. The
+        classifier is not changed. The validation outputs are those that
+        predict (:meth:`~convexagg.CodeMatrixClassifier.predict_binary_proba`).
 
         Parameters
         ----------
@@ -905,6 +920,8 @@ class RegularizationPathDisplay:
             Their labels, among the estimator's ``classes_``.
         alphas : array-like of shape (n_alphas,)
             Regularisation strengths, any order (drawn on a log scale).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples, as given to ``fit``.
         X_val, y_val : array-like, default=None
             Validation samples and labels for the validation accuracy; given
             together.
@@ -935,13 +952,16 @@ class RegularizationPathDisplay:
                 "Q_val": estimator.predict_binary_proba(X_val),
                 "y_val": encode_labels(y_val, estimator.classes_, "y_val"),
             }
+        encode_labels(y, estimator.classes_, "y")  # the labels checked, as y_val's
+        Q, y_idx, sw = estimator.training_outputs(X, y, sample_weight)
         path = regularization_path(
-            estimator.predict_binary_proba(X),
-            encode_labels(y, estimator.classes_, "y"),
+            Q,
+            y_idx,
             estimator.code_matrix_,
             alphas,
             decoder=decoder,
             output=estimator.binary_output_,
+            sample_weight=sw,
             **val,
         )
         name = type(estimator).__name__ if name is None else name

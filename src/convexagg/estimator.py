@@ -29,13 +29,13 @@ from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
 from ._docstrings import fill_doc
 from ._training import (
+    Fitted,
+    Plan,
     Problem,
-    Training,
     check_learners,
+    decoder_outputs,
     fit_parameters,
-    in_sample,
-    member_outputs,
-    out_of_fold,
+    plan,
     routing,
     train,
 )
@@ -153,8 +153,14 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     code_matrix_ : ndarray of shape (n_classes, n_classifiers)
-    estimators_ : list of fitted binary classifiers
-        One per code column; with an ensemble, one such list per fold.
+    estimators_ : list of lists of fitted binary classifiers
+        The members that predict, whatever ``cv``: one list per member, each
+        with one fitted binary per code column. An ensemble (out-of-fold
+        outputs, ``ensemble="auto"`` or True) has one member per fold; every
+        other fit has one member (``estimators_[0]`` its binaries). Versions
+        before 0.2 held the single member's list itself.
+    ensemble_ : bool
+        Whether the members are an ensemble of fold binaries.
     decoder_ : fitted decoder
     binary_output_ : {"proba", "margin"}
     oof_proba_ : ndarray of shape (n_samples, n_classes) or None
@@ -273,12 +279,18 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         learners = self._learners()
         n_columns = len(learners) if isinstance(learners, list) else 1
-        return routing(self, learners, n_columns, self._splitters(), self.cv == "prefit")
+        plan = self._plan()
+        return routing(self, learners, n_columns, self._splitters(plan), plan.prefit)
 
-    def _splitters(self):
-        """The cross-validation parameters, by routing name (``groups`` and the like go
-        to their ``split``)."""
-        return {"cv": self.cv}
+    def _plan(self, warn=False):
+        """``cv``, ``ensemble`` and ``estimator`` resolved (:func:`convexagg._training.plan`):
+        which outputs the decoder is fitted on."""
+        return plan(self.cv, self.ensemble, self.estimator, warn=warn)
+
+    def _splitters(self, plan):
+        """The splitters the fit uses, by routing name (``groups`` and the like go to their
+        ``split``): ``cv`` with out-of-fold outputs."""
+        return plan.splitters()
 
     # -- the fit skeleton: validation, seeds, fit parameters; fit, fit_decoder, the CV fit --
 
@@ -321,30 +333,18 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
-    def _ensembled(self):
-        """Whether out-of-fold binaries are kept as an ensemble (``ensemble`` resolved)."""
-        if in_sample(self.cv) or self.cv == "prefit":
-            if self.ensemble != "auto":
-                raise ValueError(
-                    f"ensemble={self.ensemble!r} applies to out-of-fold outputs only; "
-                    f"cv={self.cv!r} has none."
-                )
-            return False
-        return self.ensemble in ("auto", True)
-
     def _problem(self, X, y, decoder, sample_weight=None, fit_params=None):
         """Validate ``X``, ``y`` and the learners, build the code, the per-column
         seeds and fit parameters, and check the decoder against the binaries'
         output kind: everything before training anything."""
-        self._ensembled()
-        in_sample(self.cv, warn=True)
+        plan = self._plan(warn=True)
         X, y_enc, classes = self._validate_training_data(X, y)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
         # One generator for the code and the binaries' seeds: a seed fixes both.
         rng = None if self.random_state is None else check_random_state(self.random_state)
         code = make_code(self.code, classes.size, random_state=rng)
-        prefit = self.cv == "prefit"
+        prefit = plan.prefit
         if prefit and not isinstance(self.estimator, (list, tuple)):
             raise ValueError(
                 "with cv='prefit', estimator must be a list of fitted binary classifiers, "
@@ -359,12 +359,12 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sample_weight,
             fit_params or {},
             _routing_enabled(),
-            self._splitters(),
+            self._splitters(plan),
             train=not prefit,
         )
         seeds = column_seeds(rng, code.shape[1])
         return Problem(
-            X, y_enc, classes, code, seeds, output, sample_weight, learner_params, split_params
+            X, y_enc, classes, code, seeds, output, sample_weight, learner_params, split_params, plan
         )
 
     def _warm_binaries(self, p):
@@ -375,7 +375,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         same = np.array_equal(self.classes_, p.classes) and np.array_equal(
             self.code_matrix_, p.code
         )
-        return self.estimators_ if same and not getattr(self, "ensemble_", False) else None
+        return self.estimators_[0] if same and not self.ensemble_ else None
 
     def _warm_decoder(self, decoder, p):
         """``decoder`` starting from the previous fit's solution, where it can."""
@@ -403,9 +403,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _train(self, p, warm=None):
         return train(
             p,
-            check_learners(self._learners(), p.code.shape[1], self.cv == "prefit")[0],
-            self.cv,
-            self._ensembled(),
+            check_learners(self._learners(), p.code.shape[1], p.plan.prefit)[0],
+            p.plan,
             self.n_jobs,
             Reporter(type(self).__name__, self.verbose),
             warm,
@@ -451,20 +450,30 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Attributes are set only once everything has succeeded."""
         self.classes_ = p.classes
         self.code_matrix_ = p.code
+        # the fitted plan, in plain types (a model file holds only trusted types)
+        self._plan_kind, self._plan_splitter = p.plan.kind, p.plan.splitter
+        self._fold_tests = training.tests
+        self._n_samples_fit = p.y.size
         self.ensemble_ = training.tests is not None
-        self.estimators_ = training.members if self.ensemble_ else training.members[0]
+        self.estimators_ = training.members
         self.binary_output_ = p.output
         self.decoder_ = decoder
         self._column_seeds = p.seeds
-        self._fold_tests = training.tests
         self._set_out_of_fold(training, decoder)
+
+    @property
+    def _fitted(self):
+        """The fitted plan (:class:`convexagg._training.Fitted`): which outputs the decoder
+        was fitted on, the members and, for an ensemble, their test rows."""
+        plan = Plan(self._plan_kind, self._plan_splitter, self.ensemble_)
+        return Fitted(plan, self.estimators_, self._fold_tests, self._n_samples_fit)
 
     def _set_out_of_fold(self, training, decoder):
         """``oof_proba_`` and ``oof_fold_``: what the decisions of
         :mod:`convexagg.decision` calibrate on (cross-conformal sets), at the cost
         of one decoder pass over outputs computed anyway."""
         self.oof_proba_ = self.oof_fold_ = None
-        if in_sample(self.cv) or self.cv == "prefit" or not hasattr(decoder, "predict_proba"):
+        if not self._fitted.plan.out_of_fold or not hasattr(decoder, "predict_proba"):
             return
         n = training.Q.shape[0]
         self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
@@ -475,8 +484,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 self.oof_fold_[test] = k
 
     def _members(self):
-        """The fitted binaries, one list per ensemble member."""
-        return self.estimators_ if self.ensemble_ else [self.estimators_]
+        """The fitted binaries, one list per member."""
+        return self.estimators_
 
     def _refit_problem(self, X, y, sample_weight=None, fit_params=None):
         """The training problem of ``fit_decoder``: the fitted code, classes and seeds,
@@ -495,10 +504,11 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y_enc = np.searchsorted(self.classes_, y)
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)
+        fitted = self._fitted
         learners = self._learners()
-        if self.cv != "prefit":
+        if not fitted.plan.prefit:
             learners = check_learners(learners, M, False)[0]
-        new_folds = not self.ensemble_ and not in_sample(self.cv) and self.cv != "prefit"
+        new_folds = fitted.plan.out_of_fold and fitted.tests is None
         learner_params, split_params = fit_parameters(
             self,
             learners,
@@ -506,7 +516,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sample_weight,
             fit_params or {},
             _routing_enabled(),
-            self._splitters(),
+            self._splitters(fitted.plan),
             train=new_folds,  # only new fold models are fitted
         )
         return Problem(
@@ -519,7 +529,61 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sample_weight,
             learner_params,
             split_params,
+            fitted.plan,
         )
+
+    def _decoder_outputs(self, X, y, sample_weight=None, fit_params=None):
+        """``(problem, training)``: the outputs of ``X`` the decoder is fitted on by the
+        fitted plan (see :meth:`training_outputs`)."""
+        p = self._refit_problem(X, y, sample_weight, fit_params)
+        learners = None
+        if p.plan.out_of_fold and self._fitted.tests is None:
+            learners = check_learners(self._learners(), p.code.shape[1], False)[0]
+        return p, decoder_outputs(self._fitted, p, learners, self.n_jobs)
+
+    def training_outputs(self, X, y, sample_weight=None, **fit_params):
+        """The binary outputs the decoder is fitted on, by the fitted ``cv``.
+
+        What :meth:`fit` fitted the decoder on, computed again on ``X``: the
+        outputs of ``estimators_`` (``cv="in_sample"``, ``"prefit"``, frozen
+        binaries), each ensemble member's outputs on the rows it was not
+        trained on (``X`` must be the data of ``fit``), or the out-of-fold
+        outputs of new fold models (``ensemble=False``; seeded as in ``fit``,
+        so the same outputs when the learner is deterministic given its
+        seed). :meth:`fit_decoder` and
+        :meth:`RegularizationPathDisplay.from_estimator
+        <convexagg.RegularizationPathDisplay.from_estimator>` fit on them;
+        with :func:`~convexagg.regularization_path` they give the path whose
+        point at the fitted ``alpha`` is the fitted weights.
+        (:meth:`predict_binary_proba` is what predicts: with an ensemble, the
+        members' mean on every row -- not what the decoder saw.)
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Normally the data ``fit`` was called with.
+        y : array-like of shape (n_samples,)
+            Labels, all among ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples (in the new fold models' fits, if any).
+        **fit_params : dict
+            Further parameters for the new fold models' ``fit`` (and the
+            splitter's ``split``), as in :meth:`fit`.
+
+        Returns
+        -------
+        Q : ndarray of shape (n_rows, n_classifiers)
+            The outputs, on the rows that have one (every row but those in no
+            test fold of the splitter).
+        y : ndarray of shape (n_rows,)
+            Their class indices (into ``classes_``).
+        sample_weight : ndarray of shape (n_rows,) or None
+            Their weights.
+        """
+        p, training = self._decoder_outputs(X, y, sample_weight, fit_params)
+        rows = training.rows
+        sw = None if p.sample_weight is None else p.sample_weight[rows]
+        return training.Q[rows], p.y[rows], sw
 
     @restore_on_failure
     def fit_decoder(self, X, y, sample_weight=None, **fit_params):
@@ -533,8 +597,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         The current ``decoder`` parameter (for
         :class:`ConvexAggregationClassifier`, its ``alpha`` / ``loss`` / ...)
-        is cloned and fitted on the binary outputs of ``X`` chosen by ``cv`` as
-        in :meth:`fit`: those of ``estimators_`` (``cv="in_sample"`` or ``"prefit"``),
+        is cloned and fitted on the binary outputs of ``X`` that :meth:`fit`
+        fitted its decoder on (:meth:`training_outputs`): those of
+        ``estimators_`` (``cv="in_sample"``, ``"prefit"``, frozen binaries),
         the ensemble members' outputs on the rows each was not trained on
         (``X`` must then be the data of ``fit``), or out-of-fold outputs of new
         fold models (``ensemble=False``; seeded as in ``fit``). ``estimators_``,
@@ -558,25 +623,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : object
             The classifier with its new decoder.
         """
-        p = self._refit_problem(X, y, sample_weight, fit_params)
+        check_is_fitted(self)
         decoder = self._make_decoder()
-        self._check_decoder(decoder, p.output)
-        if self.ensemble_:
-            if p.X.shape[0] != sum(len(t) for t in self._fold_tests):
-                raise ValueError(
-                    "with an ensemble, fit_decoder needs the data fit was called with (each "
-                    f"member's outputs on the rows it was not trained on); got {p.X.shape[0]} "
-                    "samples."
-                )
-            Q = member_outputs(self.estimators_, self._fold_tests, p.X, p.output, self.n_jobs)
-            training = Training(self.estimators_, Q, slice(None), tests=self._fold_tests)
-        elif in_sample(self.cv) or self.cv == "prefit":
-            Q = predict_binaries(self.estimators_, p.X, p.output, n_jobs=self.n_jobs)
-            training = Training([self.estimators_], Q, slice(None))
-        else:  # new fold models for the outputs; estimators_ stay as they are
-            learners = check_learners(self._learners(), p.code.shape[1], False)[0]
-            _, Q, rows, _ = out_of_fold(p, learners, self.cv, self.n_jobs, keep=False)
-            training = Training([self.estimators_], Q, rows)
+        self._check_decoder(decoder, self.binary_output_)  # before any fold model is trained
+        p, training = self._decoder_outputs(X, y, sample_weight, fit_params)
         self.decoder_ = self._fit_decoder(decoder, training, p)
         self._set_out_of_fold(training, self.decoder_)
         return self
@@ -879,19 +929,18 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         grid = getattr(self, "binary_param_grid", None)  # not a parameter of the CV estimator
         if grid is None:
             return super()._train(p, warm)
-        learners = check_learners(super()._learners(), p.code.shape[1], self.cv == "prefit")[0]
-        candidates = check_param_grid(grid, learners, self.cv)
-        ensemble = self._ensembled()
+        learners = check_learners(super()._learners(), p.code.shape[1], p.plan.prefit)[0]
+        candidates = check_param_grid(grid, learners, p.plan, self.cv)
 
         def fit_decoder(training):
             return self._fit_decoder(self._make_decoder(), training, p)
 
         log = Reporter(type(self).__name__, self.verbose)
         best, scores, chosen, oof = select_binaries(
-            p, learners, candidates, self.cv, ensemble, self.n_jobs, fit_decoder, log
+            p, learners, candidates, p.plan, self.n_jobs, fit_decoder, log
         )
         # no warm binaries: refitted in place they would keep their previous parameters
-        training = train(p, chosen, self.cv, ensemble, self.n_jobs, log, None, oof=oof)
+        training = train(p, chosen, p.plan, self.n_jobs, log, None, oof=oof)
         # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
         self.best_binary_params_ = candidates[best]
         self.binary_grid_results_ = {"params": candidates, "log_loss": scores}

@@ -9,7 +9,7 @@ from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import Interval
 
 from ._docstrings import fill_doc
-from ._training import check_learners, cv_splits, in_sample, rows_of, subproblem
+from ._training import Plan, check_learners, cv_splits, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
 from .aggregation import MAX_ALPHA
@@ -172,10 +172,10 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         self.alphas = alphas
         self.alpha_cv = alpha_cv
 
-    def _splitters(self):
-        """``cv`` and ``alpha_cv``, by routing name: both get ``groups`` (routing off),
-        or what each requests (routing on)."""
-        return {**super()._splitters(), "alpha_cv": self.alpha_cv}
+    def _splitters(self, plan):
+        """``cv`` (with out-of-fold outputs) and ``alpha_cv``, by routing name: both get
+        ``groups`` (routing off), or what each requests (routing on)."""
+        return {**super()._splitters(plan), "alpha_cv": self.alpha_cv}
 
     def _make_decoder(self, **overrides):
         """The decoder at ``alpha_`` once fitted (``fit_decoder`` refits there)."""
@@ -203,7 +203,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         fold = subproblem(p, train)
         learners = check_learners(self._learners(), p.code.shape[1], False)[0]
         log = Reporter(type(self).__name__, self.verbose)
-        training = train_binaries(fold, learners, "in_sample", False, self.n_jobs, log)
+        training = train_binaries(fold, learners, Plan("in_sample"), self.n_jobs, log)
         members = training.members[0]
         return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
 
@@ -236,7 +236,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             # a dry run on all rows: folds that cannot split them cannot split the rows
             # with out-of-fold outputs either, and fail before any binary is trained
             self._alpha_folds(p, np.arange(p.y.size))
-        own = in_sample(self.cv)  # the binaries trained per alpha fold
+        own = p.plan.in_sample  # the binaries trained per alpha fold
         if not own:  # out-of-fold (or prefit) outputs, once
             training = self._train(p)
         rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
