@@ -185,3 +185,16 @@ def test_frozen_binaries_are_checked(iris):
     multiclass = FrozenEstimator(DecisionTreeClassifier().fit(X, y))
     with pytest.raises(ValueError, match="classes_ of length 2"):
         ConvexAggregationClassifier([multiclass] * 3, code="ovr").fit(X, y)
+
+
+@pytest.mark.parametrize("cv", ["in_sample", 3])
+def test_the_cv_estimators_path_display_at_alpha_is_its_weights(iris, cv):
+    """The CV estimator refits at alpha_ on the outputs of its plan; the display reads
+    the same outputs."""
+    X, y = iris
+    clf = ConvexAggregationClassifierCV(
+        code="ovr", cv=cv, alphas=[1e-3, 1e-1], alpha_cv=3, solver=SOLVER, random_state=0
+    ).fit(X, y)
+    disp = RegularizationPathDisplay.from_estimator(clf, X, y, [clf.alpha_])
+    np.testing.assert_allclose(disp.weights[0], clf.weights_, rtol=1e-5, atol=1e-7)
+    assert len(clf.estimators_) == (3 if cv == 3 else 1)

@@ -22,8 +22,11 @@ estimator : classifier, or list of classifiers, default=None
     column (a different learner per binary problem, as MATLAB's ``fitcecoc``
     allows), or, with ``cv="prefit"``, one fitted binary classifier per
     column, trained with the positive side as its larger class label (``1``
-    or ``True``). The outputs are ``predict_proba`` if every learner has
-    one, else ``decision_function`` margins.""",
+    or ``True``). Fitted binaries each wrapped in
+    :class:`~sklearn.frozen.FrozenEstimator` are given binaries too, whatever
+    ``cv`` (scikit-learn's way of saying "prefit"). The outputs are
+    ``predict_proba`` if every learner has one, else ``decision_function``
+    margins.""",
     "code": """\
 code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or \
 array-like, default="ovo"
@@ -43,7 +46,8 @@ cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default
     but their outputs on their own training rows are more confident than at
     test time, and weights fitted on them give overconfident probabilities;
     QUALITY.md measures it). "prefit": ``estimator`` holds already-fitted
-    binaries and only the decoder is fitted. None means "in_sample" with a
+    binaries and only the decoder is fitted (so do binaries wrapped in
+    :class:`~sklearn.frozen.FrozenEstimator`, whatever ``cv``). None means "in_sample" with a
     ``FutureWarning`` (its name before 0.2; in scikit-learn ``cv=None`` is 5
     folds, and it will be here in 0.3).""",
     "binary_param_grid": """\
@@ -64,7 +68,9 @@ ensemble : bool or "auto", default="auto"
     :class:`~sklearn.calibration.CalibratedClassifierCV` does:
     the test-time outputs come from the models whose outputs the decoder
     was fitted on), or refit the binaries on all rows (``False``). "auto"
-    is True. Setting it with ``cv="in_sample"`` or ``"prefit"`` raises.""",
+    is True. Setting it with ``cv="in_sample"``, ``"prefit"`` or frozen
+    binaries raises. ``estimators_`` holds the members: one list of
+    binaries per fold with an ensemble, a single list otherwise.""",
     "n_jobs": """\
 n_jobs : int, default=None
     Jobs for training and predicting the binaries (joblib). Under
