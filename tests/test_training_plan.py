@@ -198,3 +198,13 @@ def test_the_cv_estimators_path_display_at_alpha_is_its_weights(iris, cv):
     disp = RegularizationPathDisplay.from_estimator(clf, X, y, [clf.alpha_])
     np.testing.assert_allclose(disp.weights[0], clf.weights_, rtol=1e-5, atol=1e-7)
     assert len(clf.estimators_) == (3 if cv == 3 else 1)
+
+
+@pytest.mark.parametrize("Estimator", [ConvexAggregationClassifier, ConvexAggregationClassifierCV])
+def test_cv_none_warns_at_the_callers_line(iris, Estimator):
+    """The plan resolves cv=None; its FutureWarning still points at the call of fit."""
+    X, y = iris
+    extra = {"alphas": 2, "alpha_cv": 2} if Estimator is ConvexAggregationClassifierCV else {}
+    with pytest.warns(FutureWarning, match="write cv='in_sample'") as record:
+        Estimator(code="ovr", cv=None, **extra).fit(X, y)
+    assert [w.filename for w in record if w.category is FutureWarning] == [__file__]

@@ -184,7 +184,7 @@ def in_sample(cv, warn=False):
             "and will mean 5-fold cross-validation, as in scikit-learn, in 0.3; write "
             "cv='in_sample' to keep the paper's in-sample protocol.",
             FutureWarning,
-            stacklevel=7,  # the caller of fit (fit, its two wrappers, _problem, plan, here)
+            stacklevel=8,  # the caller of fit (fit, its two wrappers, _problem, _plan, plan, here)
         )
     return cv is None or (isinstance(cv, str) and cv == "in_sample")
 

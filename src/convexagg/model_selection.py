@@ -67,7 +67,8 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
       out-of-fold outputs are computed once, as in the parent's ``fit``, and the
       aggregation alone is cross-validated on them -- no binary is trained per
       ``alpha`` fold. The weights at ``alpha_`` are fitted on all of them.
-    * ``cv="prefit"``: the same on the given binaries' outputs.
+    * ``cv="prefit"`` (or binaries wrapped in ``FrozenEstimator``): the same on the
+      given binaries' outputs.
 
     Parameters
     ----------
