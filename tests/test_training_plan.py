@@ -144,7 +144,7 @@ def test_frozen_binaries_are_not_refitted_and_match_prefit(iris):
     before = [b.coef_.copy() for b in binaries]
     prefit = ConvexAggregationClassifier(binaries, code="ovr", cv="prefit").fit(X, y)
     frozen = ConvexAggregationClassifier(
-        [FrozenEstimator(b) for b in binaries], code="ovr"  # any cv: nothing is fitted
+        [FrozenEstimator(b) for b in binaries], code="ovr"  # the default cv: nothing is fitted
     ).fit(X, y)
     assert all(np.array_equal(b.coef_, c) for b, c in zip(binaries, before))
     np.testing.assert_allclose(frozen.weights_, prefit.weights_, rtol=1e-12)
@@ -182,6 +182,11 @@ def test_frozen_binaries_are_checked(iris):
         ConvexAggregationClassifier(
             [FrozenEstimator(b) for b in binaries], code="ovr", ensemble=True
         ).fit(X, y)
+    for cv in ("in_sample", 3, StratifiedKFold(3)):  # folds of frozen binaries cannot apply
+        with pytest.raises(ValueError, match="cannot apply to FrozenEstimator"):
+            ConvexAggregationClassifier(
+                [FrozenEstimator(b) for b in binaries], code="ovr", cv=cv
+            ).fit(X, y)
     multiclass = FrozenEstimator(DecisionTreeClassifier().fit(X, y))
     with pytest.raises(ValueError, match="classes_ of length 2"):
         ConvexAggregationClassifier([multiclass] * 3, code="ovr").fit(X, y)

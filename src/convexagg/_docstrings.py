@@ -23,8 +23,9 @@ estimator : classifier, or list of classifiers, default=None
     allows), or, with ``cv="prefit"``, one fitted binary classifier per
     column, trained with the positive side as its larger class label (``1``
     or ``True``). Fitted binaries each wrapped in
-    :class:`~sklearn.frozen.FrozenEstimator` are given binaries too, whatever
-    ``cv`` (scikit-learn's way of saying "prefit"). The outputs are
+    :class:`~sklearn.frozen.FrozenEstimator` are given binaries too
+    (scikit-learn's way of saying "prefit"; ``cv`` other than its default or
+    ``"prefit"`` then raises). The outputs are
     ``predict_proba`` if every learner has one, else ``decision_function``
     margins.""",
     "code": """\
@@ -47,7 +48,7 @@ cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default
     test time, and weights fitted on them give overconfident probabilities;
     QUALITY.md measures it). "prefit": ``estimator`` holds already-fitted
     binaries and only the decoder is fitted (so do binaries wrapped in
-    :class:`~sklearn.frozen.FrozenEstimator`, whatever ``cv``). None means "in_sample" with a
+    :class:`~sklearn.frozen.FrozenEstimator`). None means "in_sample" with a
     ``FutureWarning`` (its name before 0.2; in scikit-learn ``cv=None`` is 5
     folds, and it will be here in 0.3).""",
     "binary_param_grid": """\

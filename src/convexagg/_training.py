@@ -145,12 +145,21 @@ def plan(cv, ensemble, estimator, warn=False):
 
     The one place ``cv`` is decoded. Binaries wrapped in
     ``sklearn.frozen.FrozenEstimator`` (scikit-learn's replacement for
-    ``cv="prefit"``) are given binaries whatever ``cv``: a frozen binary is not
-    fitted, so folds would only repeat it. ``ensemble`` other than ``"auto"``
+    ``cv="prefit"``) are given binaries: a frozen binary is not fitted, so folds
+    would only repeat it; ``cv`` other than its default or ``"prefit"`` then raises. ``ensemble`` other than ``"auto"``
     without out-of-fold outputs raises; ``warn``: ``cv=None`` warns (see
     :func:`in_sample`).
     """
     frozen = _frozen(estimator)
+    # A cv that asks for folds or in-sample outputs cannot apply to frozen binaries:
+    # it raises rather than being ignored (only the default, 5, is indistinguishable).
+    if frozen and not (isinstance(cv, str) and cv == "prefit") and not (
+        isinstance(cv, int) and not isinstance(cv, bool) and cv == 5
+    ):
+        raise ValueError(
+            f"cv={cv!r} cannot apply to FrozenEstimator binaries, which are used as given "
+            "(as with cv='prefit'); leave cv at its default or pass cv='prefit'."
+        )
     if frozen or (isinstance(cv, str) and cv == "prefit"):
         kind, why = "prefit", "frozen binaries have" if frozen else f"cv={cv!r} has"
     elif in_sample(cv, warn=warn):
