@@ -27,6 +27,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._array_api import array_namespace
 from ._utils import restore_on_failure
 from .codes import CODE_NAMES, check_code_matrix, make_code
 from .decoders import ConvexDecoder
@@ -56,6 +57,12 @@ def _accepts_sample_weight(decoder):
         return "sample_weight" in inspect.signature(decoder.fit).parameters
     except (TypeError, ValueError):  # a builtin without a signature
         return False
+
+
+def _float_dtypes(namespace):
+    """The float dtypes ``X`` may keep: NumPy's, or those of its array-API namespace."""
+    xp = np if namespace is None else namespace.xp
+    return [xp.float64, xp.float32]
 
 
 class OutputDecoderClassifier(ClassifierMixin, BaseEstimator):
@@ -175,10 +182,12 @@ or callable
         if self.output != "proba":
             return
         check_non_negative(Q, f"{type(self).__name__} (X holds probabilities)")
-        if Q.max(initial=0.0) > 1.0:
+        namespace = array_namespace(Q)
+        top = float(Q.max(initial=0.0) if namespace is None else namespace.xp.max(Q))
+        if top > 1.0:
             raise ValueError(
                 "X holds probabilities (output='proba') but has values above 1 "
-                f"(max {float(Q.max())!r}); pass output='margin' for scores."
+                f"(max {top!r}); pass output='margin' for scores."
             )
 
     def _make_code(self, n_classes, n_columns):
@@ -242,7 +251,10 @@ or callable
             Naming the offending parameter or input. ``fit`` is all-or-nothing:
             if it raises, the classifier is left exactly as it was before.
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        namespace = array_namespace(X)
+        X, y = validate_data(self, X, y, dtype=_float_dtypes(namespace))
+        if namespace is not None:  # labels on the host (any type); X stays on its device
+            y = namespace.to_host(y) if array_namespace(y) is not None else y
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         self._check_probabilities(X)
@@ -267,7 +279,7 @@ or callable
     def _outputs(self, X):
         """``X`` validated against the fit (fitted first: ``NotFittedError`` otherwise)."""
         check_is_fitted(self)
-        Q = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        Q = validate_data(self, X, dtype=_float_dtypes(array_namespace(X)), reset=False)
         self._check_probabilities(Q)
         return Q
 
@@ -340,4 +352,10 @@ or callable
             Elements of ``classes_``.
         """
         Q = self._outputs(X)
-        return self.classes_[self.decoder_.predict(Q)]
+        index = self.decoder_.predict(Q)
+        namespace = array_namespace(index)
+        if namespace is None:
+            return self.classes_[index]
+        # array-API X: numeric labels in its namespace, on its device; others (strings) NumPy
+        labels = self.classes_[namespace.to_host(index)]
+        return namespace.to_device(labels) if labels.dtype.kind in "biuf" else labels

@@ -10,6 +10,7 @@ from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import array_namespace
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
 from ..aggregation import (
@@ -31,6 +32,7 @@ from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
 from ..solvers import ProjectedNewton, SolverResult, continuation, resolve_solver, tau_schedule
 from ..solvers.config import LEGACY_CONSTRAINTS, SOLVER_CONSTRAINT, legacy_solver
+from .array_api import decision_on_device, likelihood_on_device, softmax_on_device
 from .base import BaseDecoder, check_fit_inputs
 
 __all__ = ["FORMULATIONS", "ConvexDecoder"]
@@ -485,15 +487,22 @@ class ConvexDecoder(BaseDecoder):
         self : ConvexDecoder
             The fitted decoder.
         """
-        if sample_weight is not None and not is_dask_array(sample_weight):
+        namespace = array_namespace(Q)  # None: NumPy (or array_api_dispatch off)
+        if sample_weight is not None and namespace is None and not is_dask_array(sample_weight):
             sample_weight = np.asarray(sample_weight)
-        dask = is_dask_array(Q) or is_dask_array(y) or is_dask_array(sample_weight)
+        dask = namespace is None and any(map(is_dask_array, (Q, y, sample_weight)))
         config = self._check_settings(dask)  # before the data: a bad setting fails fast
         if dask:
             return self._fit_dask(Q, y, code, output, sample_weight, config)
         callback = self._callback()
         extra = {}
-        if self.formulation == "likelihood":
+        if namespace is not None:  # array-API inputs: the samples' work on their device
+            self._check_output(output)
+            objective, code = likelihood_on_device(
+                self, Q, y, code, output, sample_weight, config, namespace
+            )
+            result = config.solve(objective, self._previous(code), callback)
+        elif self.formulation == "likelihood":
             objective, code = self._likelihood(Q, y, code, output, sample_weight, config)
             result = config.solve(objective, self._previous(code), callback)
         else:
@@ -604,6 +613,10 @@ class ConvexDecoder(BaseDecoder):
         if is_dask_array(Q):
             self._dask_predict_check(Q)
             return map_row_blocks(self.decision_function, Q, self.n_classes_, np.float64, "Q")
+        namespace = array_namespace(Q)
+        if namespace is not None:
+            check_is_fitted(self, "code_")
+            return decision_on_device(self, Q, namespace)
         Q = self._validate_predict(Q)
         rho = output_discrepancies(
             Q,
@@ -632,6 +645,9 @@ class ConvexDecoder(BaseDecoder):
         if is_dask_array(Q):
             self._dask_predict_check(Q)
             return map_row_blocks(self.predict_proba, Q, self.n_classes_, np.float64, "Q")
+        namespace = array_namespace(Q)
+        if namespace is not None:
+            return softmax_on_device(self.decision_function(Q), namespace)
         return softmax(self.decision_function(Q), axis=1)
 
     def predict_log_proba(self, Q):
@@ -650,4 +666,7 @@ class ConvexDecoder(BaseDecoder):
         if is_dask_array(Q):
             self._dask_predict_check(Q)
             return map_row_blocks(self.predict_log_proba, Q, self.n_classes_, np.float64, "Q")
+        namespace = array_namespace(Q)
+        if namespace is not None:
+            return softmax_on_device(self.decision_function(Q), namespace, log=True)
         return log_softmax(self.decision_function(Q), axis=1)
