@@ -122,6 +122,22 @@ def test_losses_match_numpy(name, loss, output, dispatch):
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
+def test_losses_in_row_blocks(name, dispatch, monkeypatch):
+    """Blocks of rows written into the result give the losses of one whole-array pass."""
+    import convexagg.aggregation.array_api as module
+
+    Q, _, _ = outputs(n=101, K=4)
+    Qx = to_xp(name, Q)
+    xp = array_namespace(Qx).xp
+    whole = host(array_api_losses(Qx, "cross_entropy", "proba", xp, xp.float32))
+    monkeypatch.setattr(module, "CHUNK_VALUES", 3 * 2 * Q.shape[1])  # blocks of 3 rows
+    blocked = host(array_api_losses(Qx, "cross_entropy", "proba", xp, xp.float32))
+    np.testing.assert_array_equal(blocked, whole)
+    # float32 losses of at most 36: rounding of q and of the logs, below 3e-6
+    np.testing.assert_allclose(blocked, stack_losses(*binary_losses(Q)), rtol=1e-6, atol=3e-6)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_objective_matches_dense_reference(name, fit_intercept, dispatch):
     Q, y, code = outputs(n=300, K=4)

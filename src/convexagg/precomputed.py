@@ -133,6 +133,12 @@ or callable
     (:class:`~convexagg.ConvexDecoder`). For two classes ``decision_function``
     returns one column, positive for ``classes_[1]``, as in scikit-learn.
 
+    **Array API.** Under ``sklearn.set_config(array_api_dispatch=True)``, ``X``
+    of another array library (PyTorch, CuPy) is decoded on its device by
+    :class:`~convexagg.ConvexDecoder`; ``classes_`` and the fitted decoder stay
+    on the host, and ``predict`` returns numeric labels in ``X``'s namespace
+    (other labels as NumPy).
+
     **Input tags.** With ``output="proba"`` the estimator declares
     ``input_tags.positive_only`` (negative ``X`` raises scikit-learn's
     ``"Negative values in data"`` error); values above 1 are refused too, which

@@ -19,10 +19,12 @@ from .discrepancy import side_indicators, side_weights
 from .penalty import Penalty
 from .point import Point
 
-__all__ = ["ArrayAPIObjective", "array_api_discrepancies", "array_api_losses"]
+__all__ = ["CHUNK_VALUES", "ArrayAPIObjective", "array_api_discrepancies", "array_api_losses"]
 
 _EPS64 = float(np.finfo(np.float64).eps)
 _LOG_CAP = float(np.log(LOSS_CAP))
+#: losses computed per block of rows by :func:`array_api_losses` (256 MB in float32)
+CHUNK_VALUES = 1 << 26
 
 
 def array_api_losses(Q, loss, output, xp, dtype):
@@ -30,7 +32,11 @@ def array_api_losses(Q, loss, output, xp, dtype):
 
     The losses of :func:`convexagg.losses.binary_losses`: probabilities clipped
     into ``[eps, 1 - eps]`` (float64's ``eps``) and ``1 - q`` formed before the
-    cast to a float32 ``dtype``, margin losses capped at ``LOSS_CAP``.
+    cast to a float32 ``dtype``, margin losses capped at ``LOSS_CAP``. Computed
+    in blocks of rows written into the result (:data:`CHUNK_VALUES` losses
+    each): the standard has no ``out=``, and a whole-array expression would hold
+    several temporaries of the result's size (10^7 x 650 float32 losses take
+    26 GB of a GPU's memory already).
 
     Parameters
     ----------
@@ -51,6 +57,19 @@ def array_api_losses(Q, loss, output, xp, dtype):
         The losses.
     """
     check_loss(loss, output)
+    n, M = (int(d) for d in Q.shape)
+    step = max(1, CHUNK_VALUES // (2 * M))
+    if n <= step:
+        return _losses(Q, loss, output, xp, dtype)
+    L = xp.empty((n, 2 * M), dtype=dtype, device=Q.device)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        L[start:stop, :] = _losses(Q[start:stop, :], loss, output, xp, dtype)
+    return L
+
+
+def _losses(Q, loss, output, xp, dtype):
+    """:func:`array_api_losses` of one block of rows."""
     if loss == "cross_entropy":
         # clipped and complemented in the wider of the two precisions, then logged, as
         # the NumPy kernels do (in float32, 1 - q is clipped at eps rather than q at 1 - eps)

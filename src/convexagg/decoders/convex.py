@@ -98,6 +98,15 @@ class ConvexDecoder(BaseDecoder):
     ``decision_function`` and ``predict`` on a Dask array return lazy Dask
     arrays computed block by block.
 
+    **Array API** (PyTorch, CuPy, ...): under
+    ``sklearn.set_config(array_api_dispatch=True)`` a ``Q`` of another array
+    library is fitted and decoded on its device -- the losses, ``rho``, the
+    likelihood's value, gradient and Hessian products
+    (:class:`~convexagg.aggregation.array_api.ArrayAPIObjective`) -- while the
+    solver and its Newton system stay on the host; the fitted attributes are
+    NumPy arrays and the predictions arrays of ``Q``'s namespace. The likelihood
+    only (another ``formulation`` raises); see the user guide's "Array API" page.
+
     Parameters
     ----------
     %(alpha)s
