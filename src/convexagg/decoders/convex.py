@@ -5,7 +5,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.special import log_softmax, softmax
+from scipy.special import log_softmax
 from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -26,6 +26,7 @@ from ..aggregation import (
     entry_matrix,
     expand_code,
     output_discrepancies,
+    softmax_classes,
     stack_losses,
 )
 from ..codes import check_code_matrix
@@ -626,8 +627,13 @@ class ConvexDecoder(BaseDecoder):
         if namespace is not None:
             check_is_fitted(self, "code_")
             return decision_on_device(self, Q, namespace)
+        rho = self._discrepancies(Q)
+        return np.negative(rho, out=rho)
+
+    def _discrepancies(self, Q, transposed=False):
+        """``rho`` of NumPy-path outputs ``Q`` (``rho.T`` when ``transposed``)."""
         Q = self._validate_predict(Q)
-        rho = output_discrepancies(
+        return output_discrepancies(
             Q,
             self.code_,
             self.entry_weights_ if getattr(self, "_fitted_entries", False) else self.weights_,
@@ -635,8 +641,8 @@ class ConvexDecoder(BaseDecoder):
             loss=self.loss,
             output=self.output_,
             dtype=self.solver_.storage_dtype(None),  # the same for every block of rows
+            transposed=transposed,
         )
-        return np.negative(rho, out=rho)
 
     def predict_proba(self, Q):
         """Class membership probabilities ``softmax(-rho)`` (paper eq. 7).
@@ -657,7 +663,7 @@ class ConvexDecoder(BaseDecoder):
         namespace = array_namespace(Q)
         if namespace is not None:
             return softmax_on_device(self.decision_function(Q), namespace)
-        return softmax(self.decision_function(Q), axis=1)
+        return softmax_classes(self._discrepancies(Q, transposed=True))
 
     def predict_log_proba(self, Q):
         """Log of the class probabilities, ``log_softmax(-rho)`` computed stably.
