@@ -59,3 +59,25 @@ def test_softmax_classes_far_from_zero():
     P = softmax_classes(np.ascontiguousarray(rho.T))
     np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-15, atol=0)
     assert np.isfinite(P).all()
+
+
+def test_reused_product_follows_the_weights():
+    """The last product is reused only for the same side weights: decoding with other
+    weights of the same shape, then the first again, matches the dense kernel each time."""
+    from convexagg.aggregation import discrepancies, side_weights, stack_losses
+    from convexagg.losses import binary_losses
+
+    Q, _, code = _outputs(200, 5)
+    L = stack_losses(*binary_losses(Q))
+    rng = np.random.default_rng(2)
+    w1, w2 = rng.uniform(0, 2, (2, code.shape[1]))
+    for w in (w1, w1, w2, w1):
+        np.testing.assert_allclose(
+            output_discrepancies(Q, code, w), discrepancies(L, side_weights(code, w)), rtol=1e-12
+        )
+    w3 = w1.copy()
+    output_discrepancies(Q, code, w3)
+    w3[0] += 1.0  # changed in place after a decode
+    np.testing.assert_allclose(
+        output_discrepancies(Q, code, w3), discrepancies(L, side_weights(code, w3)), rtol=1e-12
+    )

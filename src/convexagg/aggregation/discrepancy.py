@@ -275,8 +275,23 @@ def softmax_classes(rhoT):
     return np.ascontiguousarray(rhoT.T)
 
 
+# the last product built, (W, dtype, product): a decoder predicting batch after batch
+# reuses it (building the CSR product took 0.09 ms of a 2 ms decode; comparing W, 0.01)
+_last_product = None
+
+
 def _transposed_product(W, dtype):
     """``L.T -> W.T @ L.T`` for transposed losses, sparse when ``W`` is sparse enough."""
+    global _last_product
+    last = _last_product  # one read: another thread may replace it meanwhile
+    if last is not None and last[1] == dtype and np.array_equal(last[0], W):
+        return last[2]
+    product = _build_product(W, dtype)
+    _last_product = (W.copy(), dtype, product)
+    return product
+
+
+def _build_product(W, dtype):
     WT = np.ascontiguousarray(W.T, dtype=dtype)
     rows, cols = np.nonzero(WT)
     if rows.size > SPARSE_DENSITY * WT.size:
