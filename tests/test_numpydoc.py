@@ -42,6 +42,7 @@ PUBLIC_MODULES = [
     "convexagg",
     "convexagg.aggregation",
     "convexagg.aggregation.distributed",
+    "convexagg.aggregation.array_api",
     "convexagg.binary",
     "convexagg.codes",
     "convexagg.datasets",

@@ -25,6 +25,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._array_api import array_namespace
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
 from ._docstrings import fill_doc
@@ -296,6 +297,13 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_X(self, X, y="no_validation", reset=True):
         """``validate_data`` with NaN allowed only where the binary learner takes it."""
+        if array_namespace(X) is not None:
+            raise ValueError(
+                f"{type(self).__name__} does not take array-API X (array_api_dispatch=True) "
+                "yet: its binaries are trained and stacked on NumPy arrays. Pass X as a NumPy "
+                "array, or compute the binary outputs on the device and decode them with "
+                "OutputDecoderClassifier or ConvexDecoder, which take array-API inputs."
+            )
         allow_nan = get_tags(self).input_tags.allow_nan
         return validate_data(
             self,

@@ -27,6 +27,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._array_api import array_namespace
 from ._utils import restore_on_failure
 from .codes import CODE_NAMES, check_code_matrix, make_code
 from .decoders import ConvexDecoder
@@ -56,6 +57,12 @@ def _accepts_sample_weight(decoder):
         return "sample_weight" in inspect.signature(decoder.fit).parameters
     except (TypeError, ValueError):  # a builtin without a signature
         return False
+
+
+def _float_dtypes(namespace):
+    """The float dtypes ``X`` may keep: NumPy's, or those of its array-API namespace."""
+    xp = np if namespace is None else namespace.xp
+    return [xp.float64, xp.float32]
 
 
 class OutputDecoderClassifier(ClassifierMixin, BaseEstimator):
@@ -126,6 +133,12 @@ or callable
     (:class:`~convexagg.ConvexDecoder`). For two classes ``decision_function``
     returns one column, positive for ``classes_[1]``, as in scikit-learn.
 
+    **Array API.** Under ``sklearn.set_config(array_api_dispatch=True)``, ``X``
+    of another array library (PyTorch, CuPy) is decoded on its device by
+    :class:`~convexagg.ConvexDecoder`; ``classes_`` and the fitted decoder stay
+    on the host, and ``predict`` returns numeric labels in ``X``'s namespace
+    (other labels as NumPy).
+
     **Input tags.** With ``output="proba"`` the estimator declares
     ``input_tags.positive_only`` (negative ``X`` raises scikit-learn's
     ``"Negative values in data"`` error); values above 1 are refused too, which
@@ -166,6 +179,10 @@ or callable
         # X must be binary outputs: on arbitrary features (the estimator checks' blobs)
         # a decoder, a few non-negative weights on fixed-sign losses, is no classifier
         tags.classifier_tags.poor_score = True
+        # array-API X is decoded on its device, but the fitted attributes (the code, the
+        # decoder's weights) stay NumPy on the host, where the solver computes them:
+        # scikit-learn's check_array_api_input wants them in X's namespace, so the tag
+        # stays False (tests/test_array_api.py checks the array-API path instead)
         return tags
 
     # -- validation -------------------------------------------------------------------------
@@ -175,10 +192,12 @@ or callable
         if self.output != "proba":
             return
         check_non_negative(Q, f"{type(self).__name__} (X holds probabilities)")
-        if Q.max(initial=0.0) > 1.0:
+        namespace = array_namespace(Q)
+        top = float(Q.max(initial=0.0) if namespace is None else namespace.xp.max(Q))
+        if top > 1.0:
             raise ValueError(
                 "X holds probabilities (output='proba') but has values above 1 "
-                f"(max {float(Q.max())!r}); pass output='margin' for scores."
+                f"(max {top!r}); pass output='margin' for scores."
             )
 
     def _make_code(self, n_classes, n_columns):
@@ -242,7 +261,10 @@ or callable
             Naming the offending parameter or input. ``fit`` is all-or-nothing:
             if it raises, the classifier is left exactly as it was before.
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        namespace = array_namespace(X)
+        X, y = validate_data(self, X, y, dtype=_float_dtypes(namespace))
+        if namespace is not None:  # labels on the host (any type); X stays on its device
+            y = namespace.to_host(y) if array_namespace(y) is not None else y
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         self._check_probabilities(X)
@@ -267,7 +289,7 @@ or callable
     def _outputs(self, X):
         """``X`` validated against the fit (fitted first: ``NotFittedError`` otherwise)."""
         check_is_fitted(self)
-        Q = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        Q = validate_data(self, X, dtype=_float_dtypes(array_namespace(X)), reset=False)
         self._check_probabilities(Q)
         return Q
 
@@ -340,4 +362,10 @@ or callable
             Elements of ``classes_``.
         """
         Q = self._outputs(X)
-        return self.classes_[self.decoder_.predict(Q)]
+        index = self.decoder_.predict(Q)
+        namespace = array_namespace(index)
+        if namespace is None:
+            return self.classes_[index]
+        # array-API X: numeric labels in its namespace, on its device; others (strings) NumPy
+        labels = self.classes_[namespace.to_host(index)]
+        return namespace.to_device(labels) if labels.dtype.kind in "biuf" else labels

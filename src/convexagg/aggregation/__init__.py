@@ -33,6 +33,7 @@ from .discrepancy import (
     pullback,
     side_indicators,
     side_weights,
+    softmax_classes,
     stack_losses,
 )
 from .entries import code_entries, entry_matrix, expand_code
@@ -62,5 +63,6 @@ __all__ = [
     "reencode",
     "side_indicators",
     "side_weights",
+    "softmax_classes",
     "stack_losses",
 ]

@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import array_namespace
 from .._utils import restore_on_failure
 from ..codes import check_code_matrix
 from ..losses import OUTPUT_KINDS, check_binary_outputs
@@ -127,6 +128,10 @@ class BaseDecoder(BaseEstimator):
         y : ndarray of shape (n_samples,)
             Class indices ``0..n_classes-1``.
         """
-        if hasattr(self, "predict_proba"):
-            return np.argmax(self.predict_proba(Q), axis=1)
-        return np.argmax(self.decision_function(Q), axis=1)
+        scores = self.predict_proba(Q) if hasattr(self, "predict_proba") else None
+        if scores is None:
+            scores = self.decision_function(Q)
+        namespace = array_namespace(scores)  # array-API scores: argmax on their device
+        return (
+            np.argmax(scores, axis=1) if namespace is None else namespace.xp.argmax(scores, axis=1)
+        )

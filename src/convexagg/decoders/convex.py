@@ -5,11 +5,12 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.special import log_softmax, softmax
+from scipy.special import log_softmax
 from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import array_namespace
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
 from ..aggregation import (
@@ -25,12 +26,14 @@ from ..aggregation import (
     entry_matrix,
     expand_code,
     output_discrepancies,
+    softmax_classes,
     stack_losses,
 )
 from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
 from ..solvers import ProjectedNewton, SolverResult, continuation, resolve_solver, tau_schedule
 from ..solvers.config import LEGACY_CONSTRAINTS, SOLVER_CONSTRAINT, legacy_solver
+from .array_api import decision_on_device, likelihood_on_device, softmax_on_device
 from .base import BaseDecoder, check_fit_inputs
 
 __all__ = ["FORMULATIONS", "ConvexDecoder"]
@@ -95,6 +98,15 @@ class ConvexDecoder(BaseDecoder):
     point, ``"subsample"``) are refused. ``predict_proba``,
     ``decision_function`` and ``predict`` on a Dask array return lazy Dask
     arrays computed block by block.
+
+    **Array API** (PyTorch, CuPy, ...): under
+    ``sklearn.set_config(array_api_dispatch=True)`` a ``Q`` of another array
+    library is fitted and decoded on its device -- the losses, ``rho``, the
+    likelihood's value, gradient and Hessian products
+    (:class:`~convexagg.aggregation.array_api.ArrayAPIObjective`) -- while the
+    solver and its Newton system stay on the host; the fitted attributes are
+    NumPy arrays and the predictions arrays of ``Q``'s namespace. The likelihood
+    only (another ``formulation`` raises); see the user guide's "Array API" page.
 
     Parameters
     ----------
@@ -485,15 +497,22 @@ class ConvexDecoder(BaseDecoder):
         self : ConvexDecoder
             The fitted decoder.
         """
-        if sample_weight is not None and not is_dask_array(sample_weight):
+        namespace = array_namespace(Q)  # None: NumPy (or array_api_dispatch off)
+        if sample_weight is not None and namespace is None and not is_dask_array(sample_weight):
             sample_weight = np.asarray(sample_weight)
-        dask = is_dask_array(Q) or is_dask_array(y) or is_dask_array(sample_weight)
+        dask = namespace is None and any(map(is_dask_array, (Q, y, sample_weight)))
         config = self._check_settings(dask)  # before the data: a bad setting fails fast
         if dask:
             return self._fit_dask(Q, y, code, output, sample_weight, config)
         callback = self._callback()
         extra = {}
-        if self.formulation == "likelihood":
+        if namespace is not None:  # array-API inputs: the samples' work on their device
+            self._check_output(output)
+            objective, code = likelihood_on_device(
+                self, Q, y, code, output, sample_weight, config, namespace
+            )
+            result = config.solve(objective, self._previous(code), callback)
+        elif self.formulation == "likelihood":
             objective, code = self._likelihood(Q, y, code, output, sample_weight, config)
             result = config.solve(objective, self._previous(code), callback)
         else:
@@ -604,8 +623,17 @@ class ConvexDecoder(BaseDecoder):
         if is_dask_array(Q):
             self._dask_predict_check(Q)
             return map_row_blocks(self.decision_function, Q, self.n_classes_, np.float64, "Q")
+        namespace = array_namespace(Q)
+        if namespace is not None:
+            check_is_fitted(self, "code_")
+            return decision_on_device(self, Q, namespace)
+        rho = self._discrepancies(Q)
+        return np.negative(rho, out=rho)
+
+    def _discrepancies(self, Q, transposed=False):
+        """``rho`` of NumPy-path outputs ``Q`` (``rho.T`` when ``transposed``)."""
         Q = self._validate_predict(Q)
-        rho = output_discrepancies(
+        return output_discrepancies(
             Q,
             self.code_,
             self.entry_weights_ if getattr(self, "_fitted_entries", False) else self.weights_,
@@ -613,8 +641,8 @@ class ConvexDecoder(BaseDecoder):
             loss=self.loss,
             output=self.output_,
             dtype=self.solver_.storage_dtype(None),  # the same for every block of rows
+            transposed=transposed,
         )
-        return np.negative(rho, out=rho)
 
     def predict_proba(self, Q):
         """Class membership probabilities ``softmax(-rho)`` (paper eq. 7).
@@ -632,7 +660,10 @@ class ConvexDecoder(BaseDecoder):
         if is_dask_array(Q):
             self._dask_predict_check(Q)
             return map_row_blocks(self.predict_proba, Q, self.n_classes_, np.float64, "Q")
-        return softmax(self.decision_function(Q), axis=1)
+        namespace = array_namespace(Q)
+        if namespace is not None:
+            return softmax_on_device(self.decision_function(Q), namespace)
+        return softmax_classes(self._discrepancies(Q, transposed=True))
 
     def predict_log_proba(self, Q):
         """Log of the class probabilities, ``log_softmax(-rho)`` computed stably.
@@ -650,4 +681,7 @@ class ConvexDecoder(BaseDecoder):
         if is_dask_array(Q):
             self._dask_predict_check(Q)
             return map_row_blocks(self.predict_log_proba, Q, self.n_classes_, np.float64, "Q")
+        namespace = array_namespace(Q)
+        if namespace is not None:
+            return softmax_on_device(self.decision_function(Q), namespace, log=True)
         return log_softmax(self.decision_function(Q), axis=1)

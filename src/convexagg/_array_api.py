@@ -1,0 +1,141 @@
+"""Array API inputs (PyTorch, CuPy, ...) under scikit-learn's ``array_api_dispatch``.
+
+The one home of namespace handling: which namespace and device an input lives
+on, moving arrays between it and the host, and the checks of what the
+array-API path can do. Only :func:`array_namespace` decides that a path is
+taken: with ``sklearn.set_config(array_api_dispatch=True)`` and an input that
+is not a NumPy array; without dispatch every input goes through ``np.asarray``
+as before (a CPU tensor converts, a GPU array raises NumPy's error).
+
+scikit-learn's helpers (``sklearn.utils._array_api``) find the namespace and
+move arrays, as scikit-learn's own estimators do; they are used here only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn import get_config
+from sklearn.utils._array_api import get_namespace_and_device, move_to, supported_float_dtypes
+
+from ._dask import is_dask_array
+
+__all__ = ["Namespace", "array_namespace", "check_array_api_settings", "namespace_of"]
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """An array namespace and a device: where the array-API path computes.
+
+    Attributes
+    ----------
+    xp : module
+        The (array-API compatible) namespace.
+    device : object
+        The device of the inputs.
+    """
+
+    xp: object
+    device: object
+
+    def float_dtype(self, dtype):
+        """The namespace's float dtype for the NumPy ``dtype`` (float32 where the
+        device has no float64, e.g. Apple's MPS)."""
+        supported = supported_float_dtypes(self.xp, device=self.device)
+        if np.dtype(dtype) == np.float64 and self.xp.float64 in supported:
+            return self.xp.float64
+        return self.xp.float32
+
+    def to_device(self, a, dtype=None):
+        """A NumPy array (or ``None``) on this namespace and device."""
+        if a is None:
+            return None
+        a = move_to(np.ascontiguousarray(a), xp=self.xp, device=self.device)
+        return a if dtype is None else self.xp.astype(a, dtype)
+
+    def to_host(self, a):
+        """An array of this namespace as a NumPy array (NumPy arrays unchanged)."""
+        if a is None or isinstance(a, np.ndarray):
+            return a
+        return np.asarray(move_to(a, xp=np, device="cpu"))
+
+    def like_input(self, a):
+        """``a`` (NumPy or this namespace) on this namespace and device."""
+        if a is None or not isinstance(a, np.ndarray):
+            return a
+        return self.to_device(a)
+
+
+def array_namespace(Q):
+    """The :class:`Namespace` of ``Q`` when it takes the array-API path, else None.
+
+    The path is taken under ``array_api_dispatch=True`` for an array that is
+    not NumPy's (PyTorch, CuPy, ``array_api_strict``); NumPy arrays, lists,
+    DataFrames and Dask arrays keep their own paths.
+
+    Parameters
+    ----------
+    Q : object
+        The binary outputs (the input that decides the namespace).
+
+    Returns
+    -------
+    namespace : Namespace or None
+        Where to compute, or None for the NumPy path.
+    """
+    if not get_config()["array_api_dispatch"]:
+        return None
+    if Q is None or isinstance(Q, (np.ndarray, list, tuple, str)) or is_dask_array(Q):
+        return None
+    if not hasattr(Q, "shape") or not hasattr(Q, "dtype"):
+        return None  # a DataFrame or other container: converted to NumPy as before
+    xp, compliant, device = get_namespace_and_device(Q)
+    if not compliant or xp.__name__.split(".")[-1] == "numpy":
+        return None
+    return Namespace(xp, device)
+
+
+def namespace_of(*arrays):
+    """The :class:`Namespace` of the first array that takes the array-API path, else None.
+
+    Parameters
+    ----------
+    *arrays : objects
+        Candidate inputs, ``None`` allowed.
+
+    Returns
+    -------
+    namespace : Namespace or None
+        As :func:`array_namespace`.
+    """
+    for a in arrays:
+        namespace = array_namespace(a)
+        if namespace is not None:
+            return namespace
+    return None
+
+
+def check_array_api_settings(formulation, *others):
+    """Raise a ``ValueError`` for what the array-API path cannot do, naming the parameter.
+
+    Parameters
+    ----------
+    formulation : str
+        The decoder's training criterion: only ``"likelihood"`` is computed on
+        the device (the section-4 criteria run on NumPy arrays).
+    *others : objects
+        ``y`` and ``sample_weight``: a Dask array among them cannot go with an
+        array-API ``Q``.
+    """
+    if formulation != "likelihood":
+        raise ValueError(
+            "array-API inputs (array_api_dispatch=True) are fitted with "
+            f"formulation='likelihood' only; got formulation={formulation!r}. Pass NumPy "
+            "arrays for the section-4 formulations."
+        )
+    if any(is_dask_array(a) for a in others):
+        raise ValueError(
+            "y and sample_weight cannot be Dask arrays when Q is an array-API array "
+            "(array_api_dispatch=True); pass them as arrays of Q's namespace or NumPy."
+        )
