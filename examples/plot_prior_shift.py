@@ -66,7 +66,10 @@ observed = np.bincount(y_test[rows], minlength=10) / len(rows)
 
 fig, ax = plt.subplots(figsize=(8, 3.5))
 width = 0.27
-ax.bar(np.arange(10) - width, adapted.training_priors_, width, label="training (mean out-of-fold posterior)")
+ax.bar(
+    np.arange(10) - width, adapted.training_priors_, width,
+    label="training (mean out-of-fold posterior)",
+)
 ax.bar(np.arange(10), observed, width, label="deployment (true)")
 ax.bar(np.arange(10) + width, estimate, width, label="EM estimate")
 ax.set_xticks(range(10))
