@@ -232,3 +232,27 @@ def test_oof_training_priors_need_out_of_fold_probabilities():
         PriorShiftClassifier(FrozenEstimator(fitted)).fit(X[:100], y[:100])
     with pytest.raises(InvalidParameterError, match="training_priors"):
         PriorShiftClassifier(FrozenEstimator(fitted), training_priors="mean").fit(X, y)
+
+
+def test_oof_training_priors_use_only_rows_out_of_fold_with_weight():
+    # a splitter that leaves rows out of every test fold: those rows have no out-of-fold
+    # probability (oof_fold_ -1) and do not enter the mean; nor do rows of weight 0
+    X, y = _imbalanced_wine()
+    perm = np.random.default_rng(0).permutation(len(y))
+    splits = [(perm[:100], perm[100:]), (perm[50:], perm[:50])]
+    clf = ConvexAggregationClassifier(cv=splits, random_state=0).fit(X, y)
+    rows = clf.oof_fold_ >= 0
+    assert 0 < rows.sum() < len(y)
+    w = np.ones(len(y))
+    w[np.flatnonzero(rows)[:10]] = 0.0
+    keep = rows & (w > 0)
+    wrapped = PriorShiftClassifier(FrozenEstimator(clf), training_priors="oof")
+    np.testing.assert_allclose(
+        wrapped.fit(X, y, sample_weight=w).training_priors_, clf.oof_proba_[keep].mean(axis=0)
+    )
+    # no row out of fold with a positive weight: "oof" cannot apply, "auto" takes frequencies
+    w_none = np.where(rows, 0.0, 1.0)
+    with pytest.raises(ValueError, match="on rows of positive weight"):
+        wrapped.fit(X, y, sample_weight=w_none)
+    auto = PriorShiftClassifier(FrozenEstimator(clf)).fit(X, y, sample_weight=w_none)
+    np.testing.assert_allclose(auto.training_priors_, np.bincount(y, weights=w_none) / w_none.sum())

@@ -311,13 +311,8 @@ class PriorShiftClassifier(DecisionClassifierBase):
             return self
         w = _check_sample_weight(sample_weight, y)
         model = None if self.training_priors == "frequencies" else out_of_fold_model(estimator)
-        if self.training_priors == "oof" and model is None:
-            raise ValueError(
-                "training_priors='oof' needs a convexagg CodeMatrixClassifier or "
-                "ConvexAggregationClassifier with out-of-fold probabilities (oof_proba_; cv an "
-                "int or a splitter); use training_priors='frequencies' or 'auto'."
-            )
-        if model is not None:  # "oof", or "auto" with out-of-fold probabilities
+        rows = None
+        if model is not None:
             proba, fold = model.oof_proba_, model.oof_fold_
             if len(fold) != len(y):
                 raise ValueError(
@@ -325,7 +320,17 @@ class PriorShiftClassifier(DecisionClassifierBase):
                     "samples; with out-of-fold training priors, fit needs the data it was "
                     "fitted with."
                 )
-            rows = (fold >= 0) & np.all(np.isfinite(proba), axis=1)
+            rows = (fold >= 0) & np.all(np.isfinite(proba), axis=1) & (w > 0)
+        if rows is None or not rows.any():
+            if self.training_priors == "oof":
+                raise ValueError(
+                    "training_priors='oof' needs a convexagg CodeMatrixClassifier or "
+                    "ConvexAggregationClassifier with out-of-fold probabilities (oof_proba_; "
+                    "cv an int or a splitter) on rows of positive weight; use "
+                    "training_priors='frequencies' or 'auto'."
+                )
+            model = None  # "auto" without out-of-fold probabilities: the class frequencies
+        if model is not None:  # "oof", or "auto" with out-of-fold probabilities
             mean = w[rows] @ proba[rows] / w[rows].sum()
             name = "the mean out-of-fold probabilities"
         else:
