@@ -19,7 +19,7 @@ below comes from that fit, through :class:`sklearn.frozen.FrozenEstimator`:
   test part (APS: MAPIE's randomised calibration scores with its default
   ``include_last_label=True`` at prediction; convexagg randomises both, seeded
   by the split, and its APS coverage is also given averaged over 20 draws of
-  the uniforms: one draw's coverage varies by about a point). The
+  the uniforms: unseeded, two runs gave glass 0.888 and 0.901). The
   calibration rows, the coverage of split conformal with as many (mean, and sd
   given the calibration set: the noise a data set of that size allows), and on
   how many test rows convexagg's split rule on MAPIE's inputs gives other LAC
