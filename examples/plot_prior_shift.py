@@ -56,14 +56,20 @@ rows = resample(true_priors)
 # The priors EM finds
 # -------------------
 # ``priors="em"`` estimates the priors on the batch it predicts (the batch is
-# the deployment sample).
+# the deployment sample). It starts from the training priors the model's
+# probabilities reflect: by default the mean of its out-of-fold probabilities
+# (``training_priors="auto"``; the class frequencies for a model without them),
+# so that EM finds no shift on data like the training data.
 adapted = PriorShiftClassifier(model, priors="em").fit(X_train, y_train)
 estimate = adapted.estimate_priors(X_test[rows])
 observed = np.bincount(y_test[rows], minlength=10) / len(rows)
 
 fig, ax = plt.subplots(figsize=(8, 3.5))
 width = 0.27
-ax.bar(np.arange(10) - width, adapted.training_priors_, width, label="training")
+ax.bar(
+    np.arange(10) - width, adapted.training_priors_, width,
+    label="training (mean out-of-fold posterior)",
+)
 ax.bar(np.arange(10), observed, width, label="deployment (true)")
 ax.bar(np.arange(10) + width, estimate, width, label="EM estimate")
 ax.set_xticks(range(10))

@@ -173,3 +173,86 @@ def test_training_priors_must_be_positive_and_params_validated():
     with pytest.raises(InvalidParameterError, match="'priors'"):
         PriorShiftClassifier(LogisticRegression(max_iter=1000), priors="uniform").fit(X, y)
     assert check_priors([0.25, 0.75], 2).sum() == 1.0
+
+
+def _imbalanced_wine():
+    """Wine with class 2 cut to 12 rows: few rows, so the out-of-fold probabilities'
+    mean is off the class frequencies (the model's calibration error in the mean)."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    keep = np.concatenate([np.flatnonzero(y != 2), np.flatnonzero(y == 2)[:12]])
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X[keep], y[keep]
+
+
+def test_oof_training_priors_are_the_mean_out_of_fold_posterior():
+    X, y = _imbalanced_wine()
+    w = np.where(y == 1, 2.0, 1.0)
+    clf = ConvexAggregationClassifier(random_state=0).fit(X, y)
+    rows = clf.oof_fold_ >= 0
+    assert rows.all()
+    by_hand = (w[:, None] * clf.oof_proba_).sum(axis=0) / w.sum()
+    for setting in ("auto", "oof"):
+        wrapped = PriorShiftClassifier(FrozenEstimator(clf), training_priors=setting)
+        np.testing.assert_allclose(wrapped.fit(X, y, sample_weight=w).training_priors_, by_hand)
+    freq = PriorShiftClassifier(FrozenEstimator(clf), training_priors="frequencies").fit(X, y)
+    np.testing.assert_allclose(freq.training_priors_, np.bincount(y) / len(y))
+    # the difference this setting is about: the mean posterior is not the frequencies here
+    assert np.abs(by_hand - np.bincount(y, weights=w) / w.sum()).sum() > 1e-3
+
+
+def test_em_from_oof_priors_finds_no_shift_on_the_training_distribution():
+    # EM on the out-of-fold probabilities themselves (data like the training data):
+    # from the mean out-of-fold posterior, the published algorithm (the oracle) stays
+    # there; from the class frequencies it moves by the model's calibration error.
+    X, y = _imbalanced_wine()
+    clf = ConvexAggregationClassifier(random_state=0).fit(X, y)
+    oof = PriorShiftClassifier(FrozenEstimator(clf)).fit(X, y).training_priors_
+    freq = np.bincount(y) / len(y)
+    P = clf.oof_proba_
+    q_oof, n_iter = em_priors(P, oof, smoothing=0.0, tol=1e-12)
+    np.testing.assert_allclose(q_oof, oof, atol=1e-12)
+    assert n_iter == 1
+    np.testing.assert_allclose(_em_oracle(oof, P, 1e-14), oof, atol=1e-10)
+    q_freq = _em_oracle(freq, P, 1e-14)
+    assert np.abs(q_freq - freq).sum() > 1e-3
+
+
+def test_oof_training_priors_need_out_of_fold_probabilities():
+    X, y = load_iris(return_X_y=True)
+    clf = ConvexAggregationClassifier(cv="in_sample").fit(X, y)
+    with pytest.raises(ValueError, match="training_priors='oof' needs"):
+        PriorShiftClassifier(FrozenEstimator(clf), training_priors="oof").fit(X, y)
+    # "auto" falls back to the class frequencies
+    auto = PriorShiftClassifier(FrozenEstimator(clf)).fit(X, y)
+    np.testing.assert_allclose(auto.training_priors_, [1 / 3] * 3)
+    fitted = ConvexAggregationClassifier(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="fit needs the data it was fitted with"):
+        PriorShiftClassifier(FrozenEstimator(fitted)).fit(X[:100], y[:100])
+    with pytest.raises(InvalidParameterError, match="training_priors"):
+        PriorShiftClassifier(FrozenEstimator(fitted), training_priors="mean").fit(X, y)
+
+
+def test_oof_training_priors_use_only_rows_out_of_fold_with_weight():
+    # a splitter that leaves rows out of every test fold: those rows have no out-of-fold
+    # probability (oof_fold_ -1) and do not enter the mean; nor do rows of weight 0
+    X, y = _imbalanced_wine()
+    perm = np.random.default_rng(0).permutation(len(y))
+    splits = [(perm[:100], perm[100:]), (perm[50:], perm[:50])]
+    clf = ConvexAggregationClassifier(cv=splits, random_state=0).fit(X, y)
+    rows = clf.oof_fold_ >= 0
+    assert 0 < rows.sum() < len(y)
+    w = np.ones(len(y))
+    w[np.flatnonzero(rows)[:10]] = 0.0
+    keep = rows & (w > 0)
+    wrapped = PriorShiftClassifier(FrozenEstimator(clf), training_priors="oof")
+    np.testing.assert_allclose(
+        wrapped.fit(X, y, sample_weight=w).training_priors_, clf.oof_proba_[keep].mean(axis=0)
+    )
+    # no row out of fold with a positive weight: "oof" cannot apply, "auto" takes frequencies
+    w_none = np.where(rows, 0.0, 1.0)
+    with pytest.raises(ValueError, match="on rows of positive weight"):
+        wrapped.fit(X, y, sample_weight=w_none)
+    auto = PriorShiftClassifier(FrozenEstimator(clf)).fit(X, y, sample_weight=w_none)
+    np.testing.assert_allclose(auto.training_priors_, np.bincount(y, weights=w_none) / w_none.sum())

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-__all__ = ["DecisionClassifierBase", "check_proba"]
+__all__ = ["DecisionClassifierBase", "check_proba", "out_of_fold_model"]
 
 
 def check_proba(proba, n_classes, name="predict_proba"):
@@ -24,6 +25,15 @@ def check_proba(proba, n_classes, name="predict_proba"):
     if not np.all(np.isfinite(proba)) or np.any(proba < 0):
         raise ValueError(f"{name} must hold finite, non-negative probabilities.")
     return proba
+
+
+def out_of_fold_model(estimator):
+    """The fitted convexagg classifier behind ``estimator`` (frozen or not) when it
+    keeps out-of-fold probabilities (``oof_proba_`` and ``oof_fold_``), else None."""
+    model = estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator
+    if getattr(model, "oof_fold_", None) is None or getattr(model, "oof_proba_", None) is None:
+        return None
+    return model
 
 
 class DecisionClassifierBase(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):

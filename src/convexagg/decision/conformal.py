@@ -49,7 +49,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ..binary import predict_binaries
-from ._base import DecisionClassifierBase, check_proba
+from ._base import DecisionClassifierBase, check_proba, out_of_fold_model
 
 __all__ = ["SCORES", "ConformalClassifier", "class_scores", "conformal_pvalues"]
 
@@ -303,10 +303,11 @@ class ConformalClassifier(DecisionClassifierBase):
     def _fitted_model(self):
         """The fitted convexagg classifier behind ``estimator_`` (frozen or not), checked
         for out-of-fold members."""
-        model = self.estimator_
-        if isinstance(model, FrozenEstimator):
-            model = model.estimator
-        if getattr(model, "oof_fold_", None) is None or getattr(model, "oof_proba_", None) is None:
+        model = out_of_fold_model(self.estimator_)
+        if model is None:
+            model = self.estimator_
+            if isinstance(model, FrozenEstimator):
+                model = model.estimator
             raise ValueError(
                 "cv='out_of_fold' needs a convexagg CodeMatrixClassifier or "
                 "ConvexAggregationClassifier that keeps its out-of-fold members (cv an int or a "

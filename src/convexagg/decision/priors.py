@@ -7,6 +7,13 @@ deployment priors. For a softmax model (the convex aggregation) this is exact
 and cheap: an additive shift ``log(pi'_k / pi_k)`` of the class scores -- with
 class intercepts fitted, a change of the intercepts only.
 
+The training priors ``pi`` are those the probabilities reflect. With
+calibrated probabilities they are the class frequencies; the mean of the
+out-of-fold probabilities (``oof_proba_``, rows the model was not trained on)
+estimates them for the model as it is, and is what ``PriorShiftClassifier``
+uses when the classifier has them: EM from the frequencies would take a
+model's calibration error in the mean for a shift of the priors.
+
 Unknown deployment priors are estimated from unlabelled deployment samples by
 the EM algorithm of Saerens, Latinne & Decaestecker (2002), the ``EMQ`` of
 QuaPy: alternate the shift above (E step) and the mean of the shifted
@@ -34,7 +41,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import DecisionClassifierBase, check_proba
+from ._base import DecisionClassifierBase, check_proba, out_of_fold_model
 
 __all__ = ["PriorShiftClassifier", "check_priors", "em_priors", "shift_priors"]
 
@@ -196,7 +203,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
 
     ``fit`` fits a clone of ``estimator``; wrap a fitted classifier in
     :class:`sklearn.frozen.FrozenEstimator` to use it as it is (then pass its
-    training labels to ``fit``, or ``training_priors``).
+    training data to ``fit``, or ``training_priors``).
 
     Parameters
     ----------
@@ -209,9 +216,20 @@ class PriorShiftClassifier(DecisionClassifierBase):
     smoothing : float, default=1.0
         EM's pseudo-samples per class (:func:`em_priors`); 0 is the
         maximum-likelihood EM of Saerens et al.
-    training_priors : array-like of shape (n_classes,), default=None
-        The priors the wrapped classifier's probabilities reflect: the
-        (weighted) class frequencies of ``y`` in ``fit`` when None.
+    training_priors : {"auto", "oof", "frequencies"} or array-like of shape (n_classes,), \
+            default="auto"
+        The priors the wrapped classifier's probabilities reflect, the
+        denominator of Bayes' rule and EM's starting point. ``"oof"``: the
+        (weighted) mean of the estimator's out-of-fold probabilities
+        (``oof_proba_`` of a convexagg classifier with ``cv`` an int or a
+        splitter) -- the mean posterior on rows the model was not trained
+        on. It equals the class frequencies when the probabilities are
+        calibrated; where they are not (small data sets), it is the prior
+        under which EM estimates no shift on data like the training data,
+        and EM from the frequencies would "find" the calibration error as a
+        shift (QUALITY.md measures both). ``"frequencies"``: the (weighted) class frequencies of ``y``
+        in ``fit``. ``"auto"``: ``"oof"`` when the estimator has out-of-fold
+        probabilities, else ``"frequencies"``. An array: these priors.
     max_iter : int, default=1000
         Most EM iterations (``priors="em"``).
     tol : float, default=1e-6
@@ -222,7 +240,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
     estimator_ : classifier
         The fitted ``estimator``.
     training_priors_ : ndarray of shape (n_classes,)
-        The training priors used.
+        The training priors used (per ``training_priors``).
     classes_ : ndarray of shape (n_classes,)
         The classes of ``estimator_``.
     n_features_in_ : int
@@ -242,7 +260,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
     _parameter_constraints: dict = {
         **DecisionClassifierBase._parameter_constraints,
         "priors": [StrOptions({"em"}), "array-like"],
-        "training_priors": ["array-like", None],
+        "training_priors": [StrOptions({"auto", "oof", "frequencies"}), "array-like"],
         "smoothing": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -254,7 +272,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
         *,
         priors="em",
         smoothing=1.0,
-        training_priors=None,
+        training_priors="auto",
         max_iter=1000,
         tol=1e-6,
     ):
@@ -275,8 +293,8 @@ class PriorShiftClassifier(DecisionClassifierBase):
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Passed to ``estimator.fit`` when given, and weighting the class
-            frequencies.
+            Passed to ``estimator.fit`` when given, and weighting the training
+            priors (the class frequencies or the mean out-of-fold probabilities).
 
         Returns
         -------
@@ -289,19 +307,43 @@ class PriorShiftClassifier(DecisionClassifierBase):
         estimator = self._fit_estimator(X, y, sample_weight)
         K = len(estimator.classes_)
         self._check_priors(K)
-        if self.training_priors is None:
+        if not isinstance(self.training_priors, str):
+            return self
+        w = _check_sample_weight(sample_weight, y)
+        model = None if self.training_priors == "frequencies" else out_of_fold_model(estimator)
+        rows = None
+        if model is not None:
+            proba, fold = model.oof_proba_, model.oof_fold_
+            if len(fold) != len(y):
+                raise ValueError(
+                    f"y has {len(y)} labels but the estimator was fitted on {len(fold)} "
+                    "samples; with out-of-fold training priors, fit needs the data it was "
+                    "fitted with."
+                )
+            rows = (fold >= 0) & np.all(np.isfinite(proba), axis=1) & (w > 0)
+        if rows is None or not rows.any():
+            if self.training_priors == "oof":
+                raise ValueError(
+                    "training_priors='oof' needs a convexagg CodeMatrixClassifier or "
+                    "ConvexAggregationClassifier with out-of-fold probabilities (oof_proba_; "
+                    "cv an int or a splitter) on rows of positive weight; use "
+                    "training_priors='frequencies' or 'auto'."
+                )
+            model = None  # "auto" without out-of-fold probabilities: the class frequencies
+        if model is not None:  # "oof", or "auto" with out-of-fold probabilities
+            mean = w[rows] @ proba[rows] / w[rows].sum()
+            name = "the mean out-of-fold probabilities"
+        else:
             y = np.asarray(y)
-            w = _check_sample_weight(sample_weight, y)
-            counts = np.array([w[y == c].sum() for c in estimator.classes_])
-            self.training_priors_ = check_priors(
-                counts / counts.sum(), K, "the class frequencies of y", positive=True
-            )
+            mean = np.array([w[y == c].sum() for c in estimator.classes_]) / w.sum()
+            name = "the class frequencies of y"
+        self.training_priors_ = check_priors(mean / mean.sum(), K, name, positive=True)
         return self
 
     def _check_priors(self, K):
         """``priors`` (None for "em") and ``training_priors_`` when given, validated."""
         self._priors = None if isinstance(self.priors, str) else check_priors(self.priors, K)
-        if self.training_priors is not None:
+        if not isinstance(self.training_priors, str):
             self.training_priors_ = check_priors(
                 self.training_priors, K, "training_priors", positive=True
             )
