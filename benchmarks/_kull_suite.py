@@ -30,7 +30,18 @@ from pathlib import Path
 import numpy as np
 
 import _calibrators as CAL
-from bench_quality import FOLDS, LINEAR, NONLINEAR, base_lr, ca, calibrated_ovo, hgb, nonlinear, rf
+from bench_quality import (
+    FOLDS,
+    LINEAR,
+    NONLINEAR,
+    base_lr,
+    ca,
+    calibrated_ovo,
+    cv_c_alpha,
+    hgb,
+    nonlinear,
+    rf,
+)
 
 MIN_CLASS_ROWS = 6
 MAX_ROWS = 3000
@@ -118,6 +129,10 @@ METHODS = {
         VARIANT,
         ca(code="ovo+ovr", entry_weight_shrinkage=0.01, binary_param_grid={"C": [0.1, 1.0, 10.0]}),
     ),
+    # C and alpha chosen by the aggregation's cross-validated log-loss on the out-of-fold
+    # outputs, not in sample (the glass / wine check of the ten sets)
+    "convexagg ovo+ovr, C4 and alpha cross-validated": (VARIANT, cv_c_alpha("ovo+ovr")),
+    "convexagg ovo, C4 and alpha cross-validated": (VARIANT, cv_c_alpha("ovo")),
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
