@@ -120,9 +120,9 @@ class CrossValidatedCAlpha:
         from convexagg import ConvexAggregationClassifierCV
 
         best = np.inf
-        for C in self.Cs:
+        for c in self.Cs:
             model = ConvexAggregationClassifierCV(
-                LogisticRegression(C=C, max_iter=1000),
+                LogisticRegression(C=c, max_iter=1000),
                 code=self.code,
                 alphas=self.alphas,
                 random_state=self.seed,
