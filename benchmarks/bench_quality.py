@@ -68,6 +68,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
@@ -104,7 +105,7 @@ def ca(**params):
     return make
 
 
-class CrossValidatedCAlpha:
+class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
     """convexagg with the binaries' ``C`` and the aggregation's ``alpha`` both chosen by
     the aggregation's cross-validated log-loss on the out-of-fold outputs (issue 21's
     check of the in-sample ``binary_param_grid`` choice): one
@@ -135,6 +136,9 @@ class CrossValidatedCAlpha:
 
     def predict_proba(self, X):
         return self.model_.predict_proba(X)
+
+    def predict(self, X):
+        return self.model_.predict(X)
 
 
 def cv_c_alpha(code, Cs=(0.01, 0.1, 1.0, 10.0), alphas=7):
