@@ -27,10 +27,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-
 import _calibrators as CAL
-from bench_quality import FOLDS, LINEAR, NONLINEAR, base_lr, ca, calibrated_ovo, hgb, nonlinear, rf
+import numpy as np
+from bench_quality import (
+    FOLDS,
+    LINEAR,
+    NONLINEAR,
+    base_lr,
+    ca,
+    calibrated_ovo,
+    cv_c_alpha,
+    hgb,
+    nonlinear,
+    rf,
+)
 
 MIN_CLASS_ROWS = 6
 MAX_ROWS = 3000
@@ -38,6 +48,7 @@ OUTER_FOLDS = 3
 VARIANT = "variant"
 CHECK = "check"
 DEFAULT = "convexagg (default)"
+CV_VARIANT = "convexagg ovo+ovr, C4 and alpha cross-validated"
 
 
 def _lrcv(seed):
@@ -64,9 +75,12 @@ def _inner(base, calibrator):
     return make
 
 
-def _own_oof(calibrator):
+def _own_oof(calibrator, base=None):
+    """``calibrator`` on the out-of-fold outputs of ``base`` (a factory; the default's)."""
+    base = base or ca()
+
     def make(seed):
-        return CAL.CalibratedOnOwnOOF(ca()(seed), getattr(CAL, calibrator), random_state=seed)
+        return CAL.CalibratedOnOwnOOF(base(seed), getattr(CAL, calibrator), random_state=seed)
 
     return make
 
@@ -92,7 +106,10 @@ METHODS = {
     "Calibrated OneVsOne(LR), temperature": (LINEAR, calibrated_ovo),
     "default + temperature on its out-of-fold": (CHECK, _own_oof("temperature")),
     "convexagg fit_intercept=True": (VARIANT, ca(fit_intercept=True)),
-    "convexagg cv=None": (VARIANT, ca(cv="in_sample")),  # the records' name from before 0.2's rename
+    "convexagg cv=None": (
+        VARIANT,
+        ca(cv="in_sample"),
+    ),  # the records' name from before 0.2's rename
     "convexagg ensemble=False": (VARIANT, ca(ensemble=False)),
     "LR + Dirichlet (dirichletcal)": (LINEAR, _inner(_plain_lr, "dirichlet")),
     # the options of issue 21, alone and together (C4: the binaries' C chosen from 0.01..10 on
@@ -118,12 +135,32 @@ METHODS = {
         VARIANT,
         ca(code="ovo+ovr", entry_weight_shrinkage=0.01, binary_param_grid={"C": [0.1, 1.0, 10.0]}),
     ),
+    # C and alpha chosen by the aggregation's cross-validated log-loss on the out-of-fold
+    # outputs, not in sample (the glass / wine check of the ten sets)
+    CV_VARIANT: (VARIANT, cv_c_alpha("ovo+ovr")),
+    "convexagg ovo, C4 and alpha cross-validated": (VARIANT, cv_c_alpha("ovo")),
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
     "HGB + temperature (CalibratedClassifierCV)": (NONLINEAR, _temperature(hgb)),
     "convexagg HGB binaries (ovr), cv=5": (NONLINEAR, _hgb_binaries),
     "HGB + Dirichlet (dirichletcal)": (NONLINEAR, _inner(hgb, "dirichlet")),
+    # the left-to-calibrate check of the Kull-best variant (its temperature first: cheaper)
+    CV_VARIANT + " + temperature on its out-of-fold": (
+        CHECK,
+        _own_oof("temperature", cv_c_alpha("ovo+ovr")),
+    ),
+    CV_VARIANT + " + Dirichlet on its out-of-fold": (
+        CHECK,
+        _own_oof("dirichlet", cv_c_alpha("ovo+ovr")),
+    ),
+}
+# the checks: checked method -> its (temperature, Dirichlet) check entries
+CHECKED = {
+    DEFAULT: ("default + temperature on its out-of-fold", "default + Dirichlet on its out-of-fold"),
+    CV_VARIANT: tuple(
+        f"{CV_VARIANT} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
 }
 # "convexagg ovr" is both a linear peer of the issue's table and one of the default's ablations.
 ABLATIONS = ("convexagg fit_intercept=True", "convexagg cv=None", "convexagg ensemble=False")
@@ -259,9 +296,7 @@ def tables(rows, names, infos):
         used = res["log_loss"][1]
         ref = DEFAULT if fam_name == "linear" else NONLINEAR_CONVEXAGG
         partial = [g for g in family if sum((n, g) in ll for n in names) < len(names)]
-        counts = "; ".join(
-            f"{g}: {sum((n, g) in ll for n in names)}" for g in partial
-        )
+        counts = "; ".join(f"{g}: {sum((n, g) in ll for n in names)}" for g in partial)
         out += [
             f"### Average ranks, {fam_name} family (1 = best; over the {len(used)} of "
             f"{len(names)} sets where every ranked method has all folds' records)",
@@ -318,20 +353,26 @@ def tables(rows, names, infos):
         out.append(f"| {n} | " + " | ".join(cells) + " |")
     out += ["", "(bold: the best linear log-loss of the set)", ""]
 
-    left = _left_to_calibrate(rows, names)
-    out += [
-        "### Left to calibrate: relative log-loss change of the default when a calibrator is "
-        "fitted on its own 3-fold out-of-fold probabilities (mean over the folds' log-losses)",
-        "",
-        "| set | the default | + temperature | + Dirichlet |",
-        "| --- | --- | --- | --- |",
-    ]
-    for n in names:
-        if n not in left:
+    for checked in CHECKED:
+        left_of = _left_to_calibrate(rows, names, checked)
+        if checked == DEFAULT:
+            left = left_of
+        elif not left_of:
             continue
-        d, t, r = left[n]
-        out.append(f"| {n} | {d:.3f} | {_pct(t, d)} | {_pct(r, d)} |")
-    out.append("")
+        out += [
+            f"### Left to calibrate: relative log-loss change of {checked} when a calibrator "
+            "is fitted on its own 3-fold out-of-fold probabilities (mean over the folds' "
+            "log-losses)",
+            "",
+            "| set | its log-loss | + temperature | + Dirichlet |",
+            "| --- | --- | --- | --- |",
+        ]
+        for n in names:
+            if n not in left_of:
+                continue
+            d, t, r = left_of[n]
+            out.append(f"| {n} | {d:.3f} | {_pct(t, d)} | {_pct(r, d)} |")
+        out += ["", _lowered(left_of, checked), ""]
 
     out += _times(rows)
     out += ["### The targets (issue 21)", ""] + _targets(checks, ll, names, left, rows) + [""]
@@ -351,19 +392,28 @@ def _wins(ll, names, mine, other):
     return f"{wins} / {losses}"
 
 
-def _left_to_calibrate(rows, names):
-    """``{set: (default, temperature or None, Dirichlet or None)}`` mean test log-losses."""
-    methods = [
-        DEFAULT,
-        "default + temperature on its out-of-fold",
-        "default + Dirichlet on its out-of-fold",
-    ]
+def _left_to_calibrate(rows, names, checked=DEFAULT):
+    """``{set: (checked, temperature or None, Dirichlet or None)}`` mean test log-losses."""
+    methods = [checked, *CHECKED[checked]]
     ll = _means(rows, names, methods, "log_loss")
     return {
-        n: (ll[n, DEFAULT][0], *[ll[n, m][0] if (n, m) in ll else None for m in methods[1:]])
+        n: (ll[n, checked][0], *[ll[n, m][0] if (n, m) in ll else None for m in methods[1:]])
         for n in names
-        if (n, DEFAULT) in ll and any((n, m) in ll for m in methods[1:])
+        if (n, checked) in ll and any((n, m) in ll for m in methods[1:])
     }
+
+
+def _lowered(left, checked):
+    """The sets where a calibrator lowers ``checked``'s log-loss by more than 1 %."""
+    lowered = [
+        n for n, (d, t, r) in left.items() if any(x is not None and x < 0.99 * d for x in (t, r))
+    ]
+    complete = [n for n, (d, t, r) in left.items() if t is not None and r is not None]
+    return (
+        f"{checked}: a calibrator lowers the log-loss by more than 1 % on {len(lowered)} of "
+        f"{len(left)} sets with a check ({len(complete)} with both calibrators): "
+        f"{', '.join(lowered) or 'none'}"
+    )
 
 
 def _times(rows):
@@ -412,9 +462,7 @@ def _targets(checks, ll, names, left, rows):
         f"({len(ok)} of {len(both)}; worse: {worse or 'none'})"
     )
     lowered = [
-        n
-        for n, (d, t, r) in left.items()
-        if any(x is not None and x < 0.99 * d for x in (t, r))
+        n for n, (d, t, r) in left.items() if any(x is not None and x < 0.99 * d for x in (t, r))
     ]
     complete = [n for n, (d, t, r) in left.items() if t is not None and r is not None]
     lines.append(

@@ -68,6 +68,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
@@ -102,6 +103,46 @@ def ca(**params):
         return ConvexAggregationClassifier(base_lr(), random_state=seed, **given)
 
     return make
+
+
+class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
+    """convexagg with the binaries' ``C`` and the aggregation's ``alpha`` both chosen by
+    the aggregation's cross-validated log-loss on the out-of-fold outputs (issue 21's
+    check of the in-sample ``binary_param_grid`` choice): one
+    ``ConvexAggregationClassifierCV`` per ``C``, the one of smallest mean validation
+    log-loss (over its ``alpha`` grid) kept."""
+
+    def __init__(self, code, Cs, alphas, seed):
+        self.code, self.Cs, self.alphas, self.seed = code, Cs, alphas, seed
+
+    def fit(self, X, y):
+        from sklearn.linear_model import LogisticRegression
+
+        from convexagg import ConvexAggregationClassifierCV
+
+        best = np.inf
+        for c in self.Cs:
+            model = ConvexAggregationClassifierCV(
+                LogisticRegression(C=c, max_iter=1000),
+                code=self.code,
+                alphas=self.alphas,
+                random_state=self.seed,
+            ).fit(X, y)
+            score = model.cv_scores_.mean(axis=1).min()
+            if score < best:
+                best, self.model_ = score, model
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.model_.predict_proba(X)
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def cv_c_alpha(code, Cs=(0.01, 0.1, 1.0, 10.0), alphas=7):
+    return lambda seed: CrossValidatedCAlpha(code, Cs, alphas, seed)
 
 
 def _coded(decoder, **params):
@@ -198,6 +239,13 @@ METHODS = {
             binary_param_grid={"C": [0.01, 0.1, 1.0, 10.0]},
         ),
     ),
+    "convexagg ovo+ovr, C4": (
+        LINEAR,
+        ca(code="ovo+ovr", binary_param_grid={"C": [0.01, 0.1, 1.0, 10.0]}),
+    ),
+    # C and alpha by cross-validated log-loss on the out-of-fold outputs (not in sample)
+    "convexagg ovo+ovr, C4 and alpha cross-validated": (LINEAR, cv_c_alpha("ovo+ovr")),
+    "convexagg ovo, C4 and alpha cross-validated": (LINEAR, cv_c_alpha("ovo")),
     "pairwise coupling, same binaries": (LINEAR, _coded("PairwiseCouplingDecoder", cv=FOLDS)),
     "pairwise coupling, binaries on all rows": (LINEAR, _coded("PairwiseCouplingDecoder", cv=None)),
     "Bradley-Terry, same binaries": (LINEAR, _coded("BradleyTerryDecoder", cv=FOLDS)),
