@@ -65,7 +65,10 @@ def child(src, data_dir, cache_dir, version):
         return wrapper
 
     binary._fit_binary = timed("binaries", binary._fit_binary)
-    ms.regularization_path = timed("path", ms.regularization_path)
+    # the regularisation paths: by the name model_selection calls them (0.1 and 0.2 to
+    # the engine rework: regularization_path; since: problem_path on validated folds)
+    name = "problem_path" if hasattr(ms, "problem_path") else "regularization_path"
+    setattr(ms, name, timed("path", getattr(ms, name)))
     if version == "new":
         clf = ms.ConvexAggregationClassifierCV(
             LogisticRegression(), code="ovo", alphas=13, alpha_cv=5, cv=None

@@ -51,6 +51,8 @@ PUBLIC_MODULES = [
     "convexagg.decision.costs",
     "convexagg.decision.priors",
     "convexagg.decoders",
+    "convexagg.decoders.fitting",
+    "convexagg.decoders.formulations",
     "convexagg.display",
     "convexagg.estimator",
     "convexagg.io",

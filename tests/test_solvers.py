@@ -12,6 +12,7 @@ from sklearn.preprocessing import StandardScaler
 
 from convexagg import CodeMatrixClassifier
 from convexagg.aggregation import BlockedObjective, DenseObjective, Penalty, stack_losses
+from convexagg.decoders.formulations import solver_for
 from convexagg.losses import binary_losses
 from convexagg.solvers import (
     LBFGSB,
@@ -305,25 +306,29 @@ def test_a_setting_the_objective_cannot_serve_is_named(digits_outputs):
 
 
 def test_names_resolve_and_formulations_are_checked():
-    assert resolve_solver("auto") == ProjectedNewton() or isinstance(
-        resolve_solver("auto"), ProjectedNewton
-    )
+    assert isinstance(resolve_solver("auto"), ProjectedNewton)
     assert isinstance(resolve_solver("interior_point"), InteriorPoint)
-    assert type(resolve_solver("auto", "large_margin")).__name__ == "ProjectedSubgradient"
     given = InteriorPoint(tol=1e-6)
     assert resolve_solver(given) is given
-    with pytest.raises(ValueError, match="formulation='large_margin' cannot be solved by"):
-        resolve_solver(ProjectedNewton(), "large_margin")
-    with pytest.raises(ValueError, match=r"formulation='stiffness' cannot use InteriorPoint\(init"):
-        resolve_solver(InteriorPoint(init="subsample"), "stiffness")
-    with pytest.raises(ValueError, match="dtype"):
-        resolve_solver(ProjectedNewton(dtype="float32"), "stiffness")
-    with pytest.raises(ValueError, match="a fit on Dask arrays cannot use InteriorPoint"):
-        resolve_solver(InteriorPoint(init="uniform"), dask=True)
     with pytest.raises(ValueError, match="solver must be one of"):
         resolve_solver("newton")
     with pytest.raises(TypeError, match="SolverConfig"):
         resolve_solver(object())
+    with pytest.raises(ValueError, match="tol"):
+        resolve_solver(InteriorPoint(tol=-1.0))
+    # which solver a formulation takes is the decoder's table, not the solvers'
+    assert type(solver_for("auto", "large_margin")).__name__ == "ProjectedSubgradient"
+    assert solver_for(given, "stiffness") is given
+    with pytest.raises(ValueError, match="formulation='large_margin' cannot be solved by"):
+        solver_for(ProjectedNewton(), "large_margin")
+    with pytest.raises(ValueError, match="formulation='likelihood' cannot be solved by"):
+        solver_for("projected_subgradient", "likelihood")
+    with pytest.raises(ValueError, match=r"formulation='stiffness' cannot use InteriorPoint\(init"):
+        solver_for(InteriorPoint(init="subsample"), "stiffness")
+    with pytest.raises(ValueError, match="dtype"):
+        solver_for(ProjectedNewton(dtype="float32"), "stiffness")
+    with pytest.raises(ValueError, match="a fit on Dask arrays cannot use InteriorPoint"):
+        solver_for(InteriorPoint(init="uniform"), dask=True)
 
 
 def test_projected_newton_with_most_weights_at_zero():

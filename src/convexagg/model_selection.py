@@ -15,7 +15,7 @@ from ._utils import Reporter, progress, restore_on_failure
 from .aggregation import MAX_ALPHA
 from .binary import predict_binaries
 from .estimator import ConvexAggregationClassifier
-from .path import regularization_path
+from .path import path_decoder, problem_path
 
 __all__ = ["ConvexAggregationClassifierCV", "default_alphas"]
 
@@ -208,6 +208,12 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         members = training.members[0]
         return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
 
+    @staticmethod
+    def _aggregation_problem(decoder, Q, p, rows):
+        """The validated aggregation problem of outputs ``Q`` on ``rows`` of ``p``."""
+        sw = None if p.sample_weight is None else p.sample_weight[rows]
+        return decoder.aggregation_problem(Q, p.y[rows], p.code, p.output, sw)
+
     @_fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
     def fit(self, X, y, sample_weight=None, **fit_params):
@@ -230,8 +236,10 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         self : object
             The fitted classifier.
         """
-        decoder = self._make_decoder().with_solver_resolved()  # 0.1 keywords warn once
-        alphas = self._alpha_grid()
+        decoder = path_decoder(
+            self._make_decoder().with_solver_resolved()
+        )  # 0.1 keywords warn once
+        alphas = np.sort(self._alpha_grid())[::-1]  # the path's order
         p = self._problem(X, y, decoder, sample_weight, fit_params)
         if isinstance(self.alpha_cv, Integral) or hasattr(self.alpha_cv, "split"):
             # a dry run on all rows: folds that cannot split them cannot split the rows
@@ -242,36 +250,33 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             training = self._train(p)
         rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
         folds = self._alpha_folds(p, rows)
-        sw = p.sample_weight
+        if not own:  # the outputs validated once; the folds are rows of them
+            problem = self._aggregation_problem(decoder, training.Q[rows], p, rows)
         scores = []
         folds = progress(enumerate(folds), None, "alpha folds", self.verbose)
         for f, (train_part, val_part) in folds:
-            fit_rows, val_rows = rows[train_part], rows[val_part]
             if own:
+                fit_rows, val_rows = rows[train_part], rows[val_part]
                 Q_train, Q_val = self._fold_outputs(p, fit_rows, val_rows)
+                fit = self._aggregation_problem(decoder, Q_train, p, fit_rows)
+                val = self._aggregation_problem(decoder, Q_val, p, val_rows)
             else:
-                Q_train, Q_val = training.Q[fit_rows], training.Q[val_rows]
-            path = regularization_path(
-                Q_train,
-                p.y[fit_rows],
-                p.code,
-                alphas,
-                decoder=decoder,
-                Q_val=Q_val,
-                y_val=p.y[val_rows],
-                output=p.output,
-                sample_weight=None if sw is None else sw[fit_rows],
-                sample_weight_val=None if sw is None else sw[val_rows],
-            )
+                fit, val = problem.take(train_part), problem.take(val_part)
+            path = problem_path(decoder, fit, alphas, val)
             scores.append(path.val_log_loss)
             best = path.alphas[np.argmin(path.val_log_loss)]
             self._log(f"alpha fold {f + 1}: best alpha {best:.3g}")
         cv_scores = np.column_stack(scores)
         alpha = float(path.alphas[np.argmin(cv_scores.mean(axis=1))])  # ties: the larger
+        final = self._warm_decoder(clone(decoder).set_params(alpha=alpha), p)
         if own:
             training = self._train(p, warm=self._warm_binaries(p))
-        final = self._warm_decoder(clone(decoder).set_params(alpha=alpha), p)
-        self._set_fitted(p, training, self._fit_decoder(final, training, p))
+            final = self._fit_decoder(final, training, p)
+        else:  # on the problem the folds were taken from
+            n, M = problem.Q.shape
+            self._log(f"fitting {type(final).__name__} on {n} x {M} outputs")
+            final = final.fit_problem(problem)
+        self._set_fitted(p, training, final)
         self.alpha_ = alpha
         self.alphas_ = path.alphas
         self.cv_scores_ = cv_scores

@@ -13,21 +13,18 @@ warm-started from the previous ``alpha`` by that solver's policy.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
 
+from ._legacy import legacy_path_decoder
 from ._utils import progress
 from .aggregation import Penalty
 from .decoders.convex import ConvexDecoder
+from .decoders.fitting import solve_path
 
-__all__ = ["RegularizationPath", "regularization_path"]
-
-# keywords of version 0.1: model settings now on the decoder, solver settings on its solver
-_LEGACY_MODEL = ("loss", "penalty", "l1_ratio")
-_LEGACY_SOLVER = ("tol", "max_iter", "newton")
+__all__ = ["RegularizationPath", "path_decoder", "problem_path", "regularization_path"]
 
 
 @dataclass
@@ -83,32 +80,6 @@ def _scores(objective, X):
         acc.append(float(np.mean(correct) if s is None else s @ correct / s.sum()))
         logloss.append(point.value)
     return np.asarray(acc), np.asarray(logloss)
-
-
-def _legacy_decoder(decoder, legacy):
-    """The decoder the 0.1 keywords described, with a ``FutureWarning``."""
-    unknown = sorted(set(legacy) - set(_LEGACY_MODEL) - set(_LEGACY_SOLVER))
-    if unknown:
-        raise TypeError(f"regularization_path() got unexpected keyword arguments {unknown}.")
-    if decoder is not None:
-        raise ValueError(
-            f"pass either decoder=... or the deprecated keywords {sorted(legacy)}, not both."
-        )
-    warnings.warn(
-        f"regularization_path: the keywords {sorted(legacy)} are deprecated in convexagg 0.2 "
-        "and will be removed in 0.3; pass decoder=ConvexDecoder(loss=..., penalty=..., "
-        "solver=...) instead.",
-        FutureWarning,
-        stacklevel=3,
-    )
-    model = {k: v for k, v in legacy.items() if k in _LEGACY_MODEL}
-    if model.get("penalty", "l2") != "elasticnet":
-        model.pop("l1_ratio", None)
-    solver = {k: v for k, v in legacy.items() if k in _LEGACY_SOLVER}
-    # 0.1's path ran the paper's interior point with these settings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # said once, above
-        return ConvexDecoder(**model, **solver, solver="paper").with_solver_resolved()
 
 
 def regularization_path(
@@ -186,7 +157,40 @@ def regularization_path(
     ((5, 3), np.float64(1.0))
     """
     if legacy:
-        decoder = _legacy_decoder(decoder, legacy)
+        decoder = ConvexDecoder(**legacy_path_decoder(decoder, legacy))
+    decoder = path_decoder(decoder)
+    alphas = np.sort(np.asarray(alphas, dtype=np.float64).ravel())[::-1]
+    if alphas.size == 0 or not np.all(np.isfinite(alphas)) or alphas.min() < 0:
+        raise ValueError("alphas must be a non-empty sequence of finite values >= 0.")
+    if (Q_val is None) != (y_val is None):
+        raise ValueError("Q_val and y_val must be given together.")
+    if sample_weight_val is not None and Q_val is None:
+        raise ValueError("sample_weight_val needs validation data (Q_val, y_val).")
+    problem = decoder.aggregation_problem(Q, y, code, output, sample_weight)
+    val = None
+    if Q_val is not None:
+        try:
+            val = decoder.aggregation_problem(Q_val, y_val, problem.code, output, sample_weight_val)
+        except ValueError as exc:
+            raise ValueError(f"validation data (Q_val, y_val): {exc}") from None
+    return problem_path(decoder, problem, alphas, val, warm_start=warm_start, verbose=verbose)
+
+
+def path_decoder(decoder=None):
+    """The decoder a regularisation path runs on: checked, its solver resolved.
+
+    Parameters
+    ----------
+    decoder : ConvexDecoder, default=None
+        The model and solver (``ConvexDecoder()`` when None); its formulation
+        must be ``"likelihood"``, with one weight per classifier.
+
+    Returns
+    -------
+    decoder : ConvexDecoder
+        An unfitted clone whose ``solver`` is the resolved configuration (the
+        0.1 keywords translated, warning once).
+    """
     if decoder is not None and not isinstance(decoder, ConvexDecoder):
         raise TypeError(f"decoder must be a ConvexDecoder, got {decoder!r}.")
     decoder = ConvexDecoder() if decoder is None else clone(decoder)
@@ -202,54 +206,63 @@ def regularization_path(
             f"entry_weight_shrinkage={decoder.entry_weight_shrinkage!r} (fit a ConvexDecoder "
             "at each alpha instead)."
         )
-    decoder = decoder.with_solver_resolved()
-    alphas = np.sort(np.asarray(alphas, dtype=np.float64).ravel())[::-1]
-    if alphas.size == 0 or not np.all(np.isfinite(alphas)) or alphas.min() < 0:
-        raise ValueError("alphas must be a non-empty sequence of finite values >= 0.")
-    if (Q_val is None) != (y_val is None):
-        raise ValueError("Q_val and y_val must be given together.")
-    if sample_weight_val is not None and Q_val is None:
-        raise ValueError("sample_weight_val needs validation data (Q_val, y_val).")
+    return decoder.with_solver_resolved()
+
+
+def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose=0):
+    """The regularisation path of a validated problem (what :func:`regularization_path` runs).
+
+    Parameters
+    ----------
+    decoder : ConvexDecoder
+        From :func:`path_decoder`.
+    problem : AggregationProblem
+        The training data (:meth:`ConvexDecoder.aggregation_problem
+        <convexagg.ConvexDecoder.aggregation_problem>`).
+    alphas : ndarray of shape (n_alphas,)
+        Decreasing, finite, ``>= 0``.
+    val : AggregationProblem, default=None
+        The validation data.
+    warm_start : bool, default=True
+        Each ``alpha`` from the previous one's solution.
+    verbose : int, default=0
+        As in :func:`regularization_path`.
+
+    Returns
+    -------
+    path : RegularizationPath
+        As :func:`regularization_path` returns it.
+    """
     config = decoder.solver
-    objective = decoder.likelihood_objective(Q, y, code, output, sample_weight)
-    code = objective.code
-    val = None
-    if Q_val is not None:
-        try:
-            val = decoder.likelihood_objective(Q_val, y_val, code, output, sample_weight_val)
-        except ValueError as exc:
-            raise ValueError(f"validation data (Q_val, y_val): {exc}") from None
+    penalties = [decoder.penalty_for(alpha) for alpha in alphas]
+    # the losses stored once; each alpha swaps the penalty
+    stored = problem.likelihood(penalties[0], config.storage_dtype(problem.n_losses))
+    n_alphas, M, K = alphas.size, problem.code.shape[1], problem.code.shape[0]
+    points = ([stored.with_penalty(p)] for p in penalties)
+    done = iter(alphas)
 
-    n_alphas, M = alphas.size, code.shape[1]
-    solutions = np.empty((n_alphas, objective.n_variables))
-    n_iter = np.empty(n_alphas, dtype=int)
-    converged = np.empty(n_alphas, dtype=bool)
-    objective_values = np.empty(n_alphas)
-    result = None
-    for j, alpha in progress(enumerate(alphas), n_alphas, "regularization path", verbose):
-        problem = objective.with_penalty(decoder.penalty_for(alpha))
-        result = config.solve(problem, result if warm_start else None)
+    def report(point):
         if verbose:
-            print(f"[regularization_path] alpha {alpha:.3g}: {result.n_iter} iterations")
-        solutions[j] = result.w
-        n_iter[j] = result.n_iter
-        converged[j] = result.converged
-        objective_values[j] = result.history["objective"][-1]
+            alpha = next(done)
+            print(f"[regularization_path] alpha {alpha:.3g}: {point.result.n_iter} iterations")
 
-    train_acc, train_ll = _scores(objective, solutions)
+    points = progress(points, n_alphas, "regularization path", verbose)
+    solved = solve_path(points, config, warm_start=warm_start, report=report)
+    solutions = np.array([point.result.w for point in solved])
+    train_acc, train_ll = _scores(stored, solutions)
     val_acc = val_ll = None
     if val is not None:
-        val_acc, val_ll = _scores(val, solutions)
-    intercepts = solutions[:, M:] if decoder.fit_intercept else np.zeros((n_alphas, code.shape[0]))
+        data = val.likelihood(penalties[0], config.storage_dtype(val.n_losses))
+        val_acc, val_ll = _scores(data, solutions)
     return RegularizationPath(
         alphas=alphas,
         weights=solutions[:, :M],
-        intercepts=intercepts,
+        intercepts=solutions[:, M:] if decoder.fit_intercept else np.zeros((n_alphas, K)),
         train_accuracy=train_acc,
         val_accuracy=val_acc,
-        n_iter=n_iter,
-        converged=converged,
-        objective=objective_values,
+        n_iter=np.array([point.result.n_iter for point in solved], dtype=int),
+        converged=np.array([point.result.converged for point in solved], dtype=bool),
+        objective=np.array([point.result.history["objective"][-1] for point in solved]),
         train_log_loss=train_ll,
         val_log_loss=val_ll,
     )

@@ -13,32 +13,28 @@ from sklearn.utils.validation import check_is_fitted
 from .._array_api import array_namespace
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
+from .._legacy import LEGACY_CONSTRAINTS, legacy_solver, not_given
 from ..aggregation import (
     MAX_ALPHA,
     PENALTIES,
-    BlockedObjective,
-    LargeMarginObjective,
     Penalty,
-    RecomputedObjective,
-    StiffnessObjective,
-    losses_fit_in_memory,
     code_entries,
     entry_matrix,
     expand_code,
     output_discrepancies,
     softmax_classes,
-    stack_losses,
 )
 from ..codes import check_code_matrix
-from ..losses import LOSSES, OUTPUT_KINDS, binary_losses, check_loss
-from ..solvers import ProjectedNewton, SolverResult, continuation, resolve_solver, tau_schedule
-from ..solvers.config import LEGACY_CONSTRAINTS, SOLVER_CONSTRAINT, legacy_solver
+from ..losses import LOSSES, OUTPUT_KINDS, check_loss
+from ..solvers import ProjectedNewton, SolverResult, tau_schedule
 from .array_api import decision_on_device, likelihood_on_device, softmax_on_device
-from .base import BaseDecoder, check_fit_inputs
+from .base import BaseDecoder
+from .fitting import aggregation_problem, solve_path
+from .formulations import BY_NAME, SOLVER_CONSTRAINT, solver_for
 
 __all__ = ["FORMULATIONS", "ConvexDecoder"]
 
-FORMULATIONS = ("likelihood", "large_margin", "stiffness")
+FORMULATIONS = tuple(BY_NAME)
 
 
 @fill_doc
@@ -306,7 +302,7 @@ class ConvexDecoder(BaseDecoder):
         """
         legacy = {name: getattr(self, name) for name in LEGACY_CONSTRAINTS}
         config = legacy_solver(self.solver, self.formulation, legacy)
-        return resolve_solver(self.solver if config is None else config, self.formulation, dask)
+        return solver_for(self.solver if config is None else config, self.formulation, dask)
 
     def with_solver_resolved(self):
         """A clone whose ``solver`` is :meth:`solver_config` (``"auto"``, names and the
@@ -319,8 +315,7 @@ class ConvexDecoder(BaseDecoder):
             An unfitted clone with a configuration object as ``solver``.
         """
         config = self.solver_config()
-        legacy = {name: "deprecated" for name in LEGACY_CONSTRAINTS}
-        return clone(self).set_params(solver=config, **legacy)
+        return clone(self).set_params(solver=config, **not_given())
 
     def likelihood_objective(self, Q, y, code, output="proba", sample_weight=None, alpha=None):
         """The likelihood objective (eq. 12) of this decoder's model on ``(Q, y)``.
@@ -356,29 +351,43 @@ class ConvexDecoder(BaseDecoder):
             ``entry_weight_shrinkage`` its variables are the entry weights
             (:mod:`convexagg.aggregation.entries`), its ``code`` the expanded code.
         """
-        return self._likelihood(Q, y, code, output, sample_weight, self.solver_config(), alpha)[0]
+        config = self.solver_config()
+        problem = self.aggregation_problem(Q, y, code, output, sample_weight)
+        penalty = self.penalty_for(alpha, problem.code)
+        return problem.likelihood(penalty, config.storage_dtype(problem.n_losses))
 
-    def _likelihood(self, Q, y, code, output, sample_weight, config, alpha=None):
-        """``(objective, validated code)``."""
-        self._check_output(output)
-        Q, y, code = check_fit_inputs(Q, y, code, output)
-        penalty = self.penalty_for(alpha, code)
-        Q, model_code = self._expand(Q, code)
-        dtype = config.storage_dtype(2 * Q.size)
-        # losses that would take too much of the memory are recomputed on each pass
-        store = losses_fit_in_memory(2 * Q.size, dtype)
-        objective = (BlockedObjective if store else RecomputedObjective).from_outputs(
+    def aggregation_problem(self, Q, y, code, output="proba", sample_weight=None):
+        """The data of a fit, validated once, with this decoder's model settings.
+
+        Parameters
+        ----------
+        Q : array-like of shape (n_samples, n_classifiers)
+            Binary outputs, as in :meth:`fit`.
+        y : array-like of shape (n_samples,)
+            Integer class indices, as in :meth:`fit`.
+        code : array-like of shape (n_classes, n_classifiers)
+            The code matrix, as in :meth:`fit`.
+        output : {"proba", "margin"}, default="proba"
+            What ``Q`` holds.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples, as in :meth:`fit`.
+
+        Returns
+        -------
+        problem : AggregationProblem
+            What :meth:`fit_problem` and the regularisation path solve; its
+            rows (folds) are taken without validating them again.
+        """
+        return aggregation_problem(
             Q,
-            model_code,
             y,
-            penalty,
+            code,
+            output,
             loss=self.loss,
-            output=output,
-            dtype=dtype,
-            fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
+            fit_intercept=self.fit_intercept,
+            entries=self._entries(),
         )
-        return objective, code
 
     def _check_output(self, output):
         super()._check_output(output)
@@ -504,46 +513,64 @@ class ConvexDecoder(BaseDecoder):
         config = self._check_settings(dask)  # before the data: a bad setting fails fast
         if dask:
             return self._fit_dask(Q, y, code, output, sample_weight, config)
-        callback = self._callback()
-        extra = {}
         if namespace is not None:  # array-API inputs: the samples' work on their device
             self._check_output(output)
             objective, code = likelihood_on_device(
                 self, Q, y, code, output, sample_weight, config, namespace
             )
-            result = config.solve(objective, self._previous(code), callback)
-        elif self.formulation == "likelihood":
-            objective, code = self._likelihood(Q, y, code, output, sample_weight, config)
-            result = config.solve(objective, self._previous(code), callback)
-        else:
-            self._check_output(output)
-            Q, y, code = check_fit_inputs(Q, y, code, output)
-            penalty = self.penalty_for(code=code)
-            Q_model, model_code = self._expand(Q, code)
-            L = stack_losses(*binary_losses(Q_model, self.loss, output))
-            kwargs = dict(fit_intercept=self.fit_intercept, sample_weight=sample_weight)
-            previous = self._previous(code)
-            if self.formulation == "large_margin":
-                objective = LargeMarginObjective(L, model_code, y, penalty, **kwargs)
-                result = config.solve(objective, previous, callback)
-            else:
-                taus = tau_schedule(self._tau())
-                stages = continuation(
-                    lambda t: StiffnessObjective(L, model_code, y, penalty, tau=t, **kwargs),
-                    taus,
-                    lambda objective, last: config.solve(objective, last or previous, callback),
-                )
-                extra = {"taus_": taus, "stage_n_iter_": np.array([r.n_iter for r in stages])}
-                result = stages[-1]
-                result.n_iter = int(extra["stage_n_iter_"].sum())
-                result.converged = all(r.converged for r in stages)
+            return self._fit_stages([[objective]], code, output, config)
+        return self._fit_problem(
+            self.aggregation_problem(Q, y, code, output, sample_weight), config
+        )
+
+    def fit_problem(self, problem):
+        """Learn the aggregation weights of a validated problem.
+
+        What :meth:`fit` does once it has validated its inputs; the
+        cross-validated estimator fits its final weights on the problem it
+        validated for its folds.
+
+        Parameters
+        ----------
+        problem : AggregationProblem
+            From :meth:`aggregation_problem` (of a decoder with the same
+            ``loss``, ``fit_intercept`` and ``entry_weight_shrinkage``).
+
+        Returns
+        -------
+        self : ConvexDecoder
+            The fitted decoder.
+        """
+        config = self._check_settings()
+        model = (problem.loss, problem.fit_intercept, problem.entries)
+        if model != (self.loss, self.fit_intercept, self._entries()):
+            raise ValueError(
+                "the problem was built for another model (loss, fit_intercept, entry weights "
+                f"{model}); build it with this decoder's aggregation_problem."
+            )
+        return self._fit_problem(problem, config)
+
+    def _fit_problem(self, problem, config):
+        """Fit the formulation's objectives of a validated problem."""
+        stages = BY_NAME[self.formulation].objectives(
+            problem, [self.penalty_for(code=problem.code)], config, tau=self._tau()
+        )
+        return self._fit_stages(stages, problem.code, problem.output, config)
+
+    def _fit_stages(self, stages, code, output, config):
+        """One point of the solve loop (:func:`~convexagg.decoders.fitting.solve_path`)."""
+        (point,) = solve_path(
+            stages, config, previous=self._previous(code), callback=self._callback()
+        )
+        result = point.result
         # attributes only once the solve has succeeded
         self.code_, self.output_, self.n_classes_ = code, output, code.shape[0]
         self.solver_ = config
         best = result.history["best"][-1] if self.formulation == "large_margin" else None
         self._set_result(result, best)
-        for name, value in extra.items():
-            setattr(self, name, value)
+        if self.formulation == "stiffness":
+            self.taus_ = tau_schedule(self._tau())
+            self.stage_n_iter_ = point.stage_n_iter
         return self
 
     def _fit_dask(self, Q, y, code, output, sample_weight, config):
@@ -590,7 +617,10 @@ class ConvexDecoder(BaseDecoder):
             hessian_rows=HESSIAN_ROWS if isinstance(config, ProjectedNewton) else None,
         )
         # a bad block raises inside the solve, before anything is set
-        result = config.solve(objective, self._previous(code), self._callback())
+        (point,) = solve_path(
+            [[objective]], config, previous=self._previous(code), callback=self._callback()
+        )
+        result = point.result
         self.code_ = code
         self.output_ = output
         self.n_classes_ = code.shape[0]

@@ -10,8 +10,9 @@ untouched; nothing copies its settings into other signatures.
 
 ================================  ==============================================
 ``"auto"`` (the default)          :class:`ProjectedNewton` with its automatic
-                                  choices; :class:`ProjectedSubgradient` for the
-                                  large-margin formulation
+                                  choices (a model may mean another by it: the
+                                  decoder's large-margin formulation takes
+                                  :class:`ProjectedSubgradient`)
 ``"projected_newton"``            ``ProjectedNewton()``
 ``"interior_point"``              ``InteriorPoint()``: the paper's Algorithm 1
                                   (adaptive barrier, PCG steps, ``w = 1/M``)
@@ -33,7 +34,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .contract import check_objective
 from .interior_point import interior_point
@@ -74,15 +75,12 @@ FLOAT32_FROM_VALUES = 2**20
 class SolverConfig(BaseEstimator):
     """Base class of the solver configurations.
 
-    Subclasses define ``_solve(objective, previous, callback)``,
+    Subclasses define ``_solve(objective, previous, callback)`` and
     ``required_methods(objective=None)`` (what they ask of the objective beyond
-    the contract's required attributes) and the formulations they handle.
+    the contract's required attributes). Which model criterion a configuration
+    can minimise is the model's table, not the solver's.
     """
 
-    #: formulations of :class:`~convexagg.decoders.ConvexDecoder` this solver handles
-    formulations = ("likelihood", "stiffness")
-    #: settings a formulation cannot use: {formulation: {setting: allowed values}}
-    _restricted: dict = {}
     #: a subclass without settings validates trivially
     _parameter_constraints: dict = {}
 
@@ -122,8 +120,8 @@ class SolverConfig(BaseEstimator):
 
         ``dtype`` itself, or for ``"auto"``: float32 from
         ``FLOAT32_FROM_VALUES`` (2**20) values on, float64 below and when the
-        size is not known in advance (``n_values=None``: a Dask array, and
-        predictions, which are made block by block).
+        size is not known in advance (``n_values=None``: data read block by
+        block).
 
         Parameters
         ----------
@@ -140,32 +138,6 @@ class SolverConfig(BaseEstimator):
             return np.dtype(self.dtype)
         large = n_values is not None and n_values >= FLOAT32_FROM_VALUES
         return np.dtype(np.float32 if large else np.float64)
-
-    def check_formulation(self, formulation, dask=False):
-        """Raise a ``ValueError`` naming the formulation and the setting it cannot use.
-
-        Parameters
-        ----------
-        formulation : {"likelihood", "large_margin", "stiffness"}
-            The decoder's training criterion.
-        dask : bool, default=False
-            Check the settings against a fit on Dask arrays instead.
-        """
-        name = type(self).__name__
-        if formulation not in self.formulations:
-            raise ValueError(
-                f"formulation={formulation!r} cannot be solved by {name}; it takes "
-                f"{_solvers_for(formulation)}."
-            )
-        where = "dask" if dask else formulation
-        for setting, allowed in self._restricted.get(where, {}).items():
-            value = getattr(self, setting)
-            if value not in allowed:
-                what = "a fit on Dask arrays" if dask else f"formulation={formulation!r}"
-                raise ValueError(
-                    f"{what} cannot use {name}({setting}={value!r}); it allows "
-                    f"{setting} in {sorted(allowed)}."
-                )
 
 
 def check_result(result, objective, name):
@@ -209,12 +181,6 @@ def _checking_result(solve):
     return wrapper
 
 
-def _solvers_for(formulation):
-    if formulation == "large_margin":
-        return "ProjectedSubgradient (solver='projected_subgradient' or 'auto')"
-    return "InteriorPoint, ProjectedNewton or LBFGSB"
-
-
 def _start_weights(objective, init):
     """``x0`` for ``init`` ``"fixed"`` (``w = 1/M``, ``b = 0``) or ``"uniform"``."""
     if init == "uniform":
@@ -247,7 +213,7 @@ class InteriorPoint(SolverConfig):
     tol : float, default=1e-4
         Stop when the KKT residual norm and the duality gap are both ``<= tol``.
     max_iter : int, default=100
-        Newton iterations (per ``tau`` for the stiffness formulation).
+        Newton iterations (per solve).
     dtype : {"float64", "float32"}, default="float64"
         Precision in which the losses are stored and multiplied. In float32 the
         gradient carries rounding of order 1e-9 to 1e-8, so ``tol`` much below
@@ -261,10 +227,6 @@ class InteriorPoint(SolverConfig):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
-    }
-    _restricted = {
-        "stiffness": {"init": {"fixed", "uniform"}, "dtype": {"float64"}},
-        "dask": {"init": {"fixed"}},
     }
 
     def __init__(
@@ -381,7 +343,7 @@ class ProjectedNewton(SolverConfig):
     init : {"auto", "uniform", "fixed"}, default="auto"
         Start at the best equal weights (:func:`~convexagg.solvers.uniform_start`)
         or at ``w = 1/M``. ``"auto"``: uniform, except on objectives that cannot
-        be subsampled (Dask: the search would cost ~15 passes over the data).
+        be subsampled (data read in passes: the search would cost ~15 of them).
     tol : float, default=1e-4
         Stop when the projected gradient has norm ``<= tol`` (as scikit-learn's
         ``LogisticRegression`` does with its ``tol``). Convergence is quadratic
@@ -394,9 +356,8 @@ class ProjectedNewton(SolverConfig):
         Precision in which the losses are stored and multiplied (sums and the
         solver's own arithmetic are float64 either way). ``"auto"``: float32
         for 2**20 losses and more (e.g. 18,000 samples x 325 binaries: 1.7x
-        faster on letter, to the same objective value), float64 below, for
-        Dask arrays and for predictions. The stiffness formulation is float64
-        only.
+        faster on letter, to the same objective value), float64 below and
+        when the size is not known in advance.
     """
 
     _parameter_constraints = {
@@ -407,7 +368,6 @@ class ProjectedNewton(SolverConfig):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"auto", "float64", "float32"})],
     }
-    _restricted = {"stiffness": {"dtype": {"auto", "float64"}}}
 
     def __init__(
         self,
@@ -523,7 +483,6 @@ class LBFGSB(SolverConfig):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
     }
-    _restricted = {"stiffness": {"dtype": {"float64"}}, "dask": {"init": {"fixed"}}}
 
     def __init__(self, init="uniform", tol=1e-8, max_iter=15000, dtype="float64"):
         self.init = init
@@ -553,7 +512,7 @@ class LBFGSB(SolverConfig):
 
 
 class ProjectedSubgradient(SolverConfig):
-    """Projected subgradient steps for the large-margin formulation (the paper's eq. 27).
+    """Projected subgradient steps, for objectives with a subgradient only (the paper's eq. 27).
 
     Parameters
     ----------
@@ -564,7 +523,6 @@ class ProjectedSubgradient(SolverConfig):
         subgradient methods have no practical stopping test).
     """
 
-    formulations = ("large_margin",)
     _parameter_constraints = {
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -607,18 +565,18 @@ _NAMED = {
 }
 
 
-def resolve_solver(solver, formulation="likelihood", dask=False):
-    """The configuration object for ``solver``, checked against ``formulation``.
+def resolve_solver(solver):
+    """The configuration object for ``solver``, its settings validated.
+
+    Which configuration a model's criterion takes (and what ``"auto"`` means
+    for it) is the model's business: the convex decoder's table is
+    :mod:`convexagg.decoders.formulations`.
 
     Parameters
     ----------
     solver : str or SolverConfig
-        One of :data:`SOLVER_NAMES` or a configuration, returned as given (not
-        copied).
-    formulation : {"likelihood", "large_margin", "stiffness"}, default="likelihood"
-        The decoder's training criterion (``"auto"`` depends on it).
-    dask : bool, default=False
-        Check the settings against a fit on Dask arrays.
+        One of :data:`SOLVER_NAMES` (``"auto"``: :class:`ProjectedNewton`) or a
+        configuration, returned as given (not copied).
 
     Returns
     -------
@@ -627,7 +585,7 @@ def resolve_solver(solver, formulation="likelihood", dask=False):
     """
     if isinstance(solver, str):
         if solver == "auto":
-            solver = ProjectedSubgradient() if formulation == "large_margin" else ProjectedNewton()
+            solver = ProjectedNewton()
         elif solver in _NAMED:
             solver = _NAMED[solver]()
         else:
@@ -640,83 +598,4 @@ def resolve_solver(solver, formulation="likelihood", dask=False):
             f"ProjectedNewton(), ...); got {solver!r}."
         )
     solver._validate_params()
-    solver.check_formulation(formulation, dask=dask)
     return solver
-
-
-# -- the keywords of version 0.1, kept for one release ---------------------------------------
-
-#: the solver keywords of version 0.1 and their defaults there
-LEGACY_DEFAULTS = {
-    "tol": 1e-4,
-    "max_iter": 100,
-    "newton": "cg",
-    "dtype": "float64",
-    "init": "paper",
-    "subgradient_iter": 2000,
-}
-LEGACY_SOLVERS = {"paper": "adaptive_barrier", "mehrotra": "predictor_corrector"}
-
-_DEPRECATED = Hidden(StrOptions({"deprecated"}))
-
-#: ``_parameter_constraints`` of the 0.1 keywords, for the estimators that keep them
-LEGACY_CONSTRAINTS = {
-    "tol": [Interval(Real, 0, None, closed="neither"), _DEPRECATED],
-    "max_iter": [Interval(Integral, 1, None, closed="left"), _DEPRECATED],
-    "newton": [StrOptions({"cg", "cholesky"}), _DEPRECATED],
-    "dtype": [StrOptions({"float64", "float32"}), _DEPRECATED],
-    "init": [StrOptions({"paper", "uniform", "subsample"}), _DEPRECATED],
-    "subgradient_iter": [Interval(Integral, 1, None, closed="left"), _DEPRECATED],
-}
-
-#: ``_parameter_constraints`` of ``solver``
-SOLVER_CONSTRAINT = [
-    StrOptions(set(SOLVER_NAMES) | set(LEGACY_SOLVERS), deprecated=set(LEGACY_SOLVERS)),
-    SolverConfig,
-]
-
-
-def legacy_solver(solver, formulation, legacy):
-    """The configuration the keywords of version 0.1 meant, with a ``FutureWarning``.
-
-    ``legacy`` maps the 0.1 keywords (``tol``, ``max_iter``, ``newton``,
-    ``dtype``, ``init``, ``subgradient_iter``) to their values, ``"deprecated"``
-    meaning not given. Returns None when neither they nor an 0.1 ``solver`` value
-    (``"paper"``, ``"mehrotra"``) are used. They meant the paper's interior point
-    with those settings (0.1's defaults for the rest), or projected subgradient
-    steps for the large-margin formulation; combining them with a new ``solver``
-    value raises.
-    """
-    given = {k: v for k, v in legacy.items() if not (isinstance(v, str) and v == "deprecated")}
-    old_name = isinstance(solver, str) and solver in LEGACY_SOLVERS
-    if not given and not old_name:
-        return None
-    if not old_name and not (isinstance(solver, str) and solver == "auto"):
-        raise ValueError(
-            f"the keywords {sorted(given)} are deprecated and cannot be combined with "
-            f"solver={solver!r}; set them on the solver object instead (e.g. "
-            "solver=InteriorPoint(tol=1e-6))."
-        )
-    settings = {**LEGACY_DEFAULTS, **given}
-    if formulation == "large_margin":
-        config = ProjectedSubgradient(max_iter=settings["subgradient_iter"], tol=settings["tol"])
-    else:
-        newton = {"cg": "cg", "cholesky": "direct"}.get(settings["newton"], settings["newton"])
-        init = {"paper": "fixed"}.get(settings["init"], settings["init"])
-        config = InteriorPoint(
-            method=LEGACY_SOLVERS[solver] if old_name else "adaptive_barrier",
-            newton=newton,
-            init=init,
-            tol=settings["tol"],
-            max_iter=settings["max_iter"],
-            dtype=settings["dtype"],
-        )
-    used = sorted(given) + (["solver=" + repr(solver)] if old_name else [])
-    warnings.warn(
-        f"{', '.join(used)}: the separate solver keywords and the solver names 'paper' and "
-        f"'mehrotra' are deprecated in convexagg 0.2 and will be removed in 0.3; pass "
-        f"solver={config!r} instead.",
-        FutureWarning,
-        stacklevel=4,
-    )
-    return config

@@ -24,6 +24,8 @@ __all__ = ["Objective", "check_objective"]
 
 # every objective has these; the optional methods are named by the solver
 REQUIRED = ("n_samples", "n_weights", "n_intercepts", "n_variables", "evaluate", "value")
+# what an objective may offer besides, and nothing else is read of it
+OPTIONAL = ("hessp", "hess_diag", "hessian", "take", "with_penalty", "penalty")
 
 
 @runtime_checkable
@@ -36,8 +38,11 @@ class Objective(Protocol):
     ``hessp(point, v)``, ``hess_diag(point)``, ``hessian(point, variables=None)``
     (dense; its block on the increasing indices ``variables`` when given),
     ``take(rows, dtype=None)`` (the same objective on a subset of the samples,
-    optionally stored in another precision) and
-    ``with_penalty(penalty)`` (the same data under another penalty).
+    optionally stored in another precision),
+    ``with_penalty(penalty)`` (the same data under another penalty) and
+    ``penalty`` (an object with ``l2`` and ``l1``: the objective contains
+    ``l2 / 2 |w|^2 + l1 sum(w)``; the equal-weights start bounds its search
+    with it, and searches up to ``1e4`` without it).
     """
 
     n_samples: int

@@ -99,8 +99,8 @@ def uniform_start(objective, search_rows=2000):
     Parameters
     ----------
     objective : Objective
-        ``n_weights``, ``n_variables``, ``value(x)``, ``penalty``; ``take`` is used
-        when present.
+        ``n_weights``, ``n_variables``, ``n_samples``, ``value(x)``; ``take``
+        and ``penalty`` (the contract's optional attributes) are used when present.
     search_rows : int, default=2000
         Rows the search uses on large objectives.
 
@@ -123,7 +123,8 @@ def uniform_start(objective, search_rows=2000):
     # (l2 / 2) M c^2 + l1 M c <= f(0)
     x[:M] = 0.0
     f0 = search.value(x)
-    l2, l1 = objective.penalty.l2, objective.penalty.l1
+    penalty = getattr(objective, "penalty", None)  # optional in the contract
+    l2, l1 = getattr(penalty, "l2", 0.0), getattr(penalty, "l1", 0.0)
     hi = 1e4
     if l2 > 0:
         hi = min(hi, np.sqrt(2.0 * f0 / (l2 * M)))
