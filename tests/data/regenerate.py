@@ -1,6 +1,6 @@
 """Regenerate the golden masters of ``tests/data/`` (see CONTRIBUTING.md).
 
-    PYTHONPATH=src python tests/data/regenerate.py
+    .venv/bin/python tests/data/regenerate.py
 
 ``solver_optima.json``: for every problem of ``tests/golden.py``'s ``PROBLEMS``, the
 optimum of scipy's L-BFGS-B (to 1e-12; a minute in all) and the fingerprint of the
