@@ -21,7 +21,7 @@ DATA_DIR ?= ../shared/datasets
 SPHINXOPTS ?=
 SPHINX := $(BIN)/python -m sphinx -W --keep-going -b html $(SPHINXOPTS)
 
-SLOW_TIMEOUT ?= 600
+SLOW_TIMEOUT ?= 300
 
 .PHONY: test test-slow run bench venv clean docs docs-noplot
 
