@@ -1,4 +1,4 @@
-"""The reproduction's cache and command line (issue 17): keyed on the data's content
+"""The reproduction's cache and command line: keyed on the data's content
 and the library's version, healing unreadable entries, seeded direct baselines,
 one error line for every user error, optional dependencies named."""
 

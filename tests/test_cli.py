@@ -9,6 +9,7 @@ import convexagg.io as cio
 from convexagg.cli import main
 
 
+@pytest.mark.slow  # the whole demo, as a user runs it: about a minute (README.md)
 def test_demo_prints_both_studies(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out

@@ -1,6 +1,6 @@
 """``convexagg fit`` leaves columns out (``--id``, ``--drop``, ``--features``) and the
-model records them, so ``predict`` reads a CSV's columns by name (issue 24); the
-help and the option checks a user meets first (issue 24, item 6)."""
+model records them, so ``predict`` reads a CSV's columns by name; the help and the
+option checks a user meets first."""
 
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""What ``convexagg fit`` / ``predict`` read and write (issue 17): the target goes
+"""What ``convexagg fit`` / ``predict`` read and write: the target goes
 through one label parser and the estimators' checks, CSV files of every common
 shape are read (or refused with file, line and column), and the prediction file
 has labels, ids and readable numbers."""

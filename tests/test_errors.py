@@ -1,5 +1,5 @@
 """Every bad input gets a clear error that names the parameter, and nothing is
-left half-fitted (issue 7, item 1)."""
+left half-fitted."""
 
 import numpy as np
 import pytest
@@ -19,6 +19,7 @@ from convexagg import (
     ConvexDecoder,
 )
 from convexagg.codes import check_code_matrix, make_code, one_vs_one, one_vs_rest
+from convexagg.decoders import PairwiseCouplingDecoder
 from helpers import DECODERS, accepts_code, scores
 
 ESTIMATORS = [CodeMatrixClassifier, ConvexAggregationClassifier]
@@ -360,12 +361,8 @@ def test_convex_decoder_loss_output_mismatch_leaves_nothing_fitted():
 
 
 def test_pairwise_coupling_needs_a_one_vs_one_code():
-    decoders = pytest.importorskip("convexagg.decoders")
-    Decoder = getattr(decoders, "PairwiseCouplingDecoder", None)
-    if Decoder is None:
-        pytest.skip("PairwiseCouplingDecoder has not landed yet (issue 3)")
-    assert not accepts_code(Decoder, one_vs_rest(3))
-    dec = Decoder()
+    assert not accepts_code(PairwiseCouplingDecoder, one_vs_rest(3))
+    dec = PairwiseCouplingDecoder()
     with pytest.raises(ValueError, match="code"):
         dec.fit(_Q(), np.arange(9) % 3, one_vs_rest(3))
     assert _fitted_attributes(dec) == []

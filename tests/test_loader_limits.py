@@ -1,4 +1,4 @@
-"""``convexagg.io.load`` has limits (issue 17): a crafted file cannot exhaust the
+"""``convexagg.io.load`` has limits: a crafted file cannot exhaust the
 stack or the memory, and the library's own classes are all trusted."""
 
 import inspect
@@ -111,7 +111,7 @@ def test_every_public_class_is_trusted():
     assert "convexagg.model_selection.ConvexAggregationClassifierCV" in names
 
 
-# --------------------------------------------------------------------------- damaged (issue 22)
+# ------------------------------------------------------------------------------------ damaged
 
 
 def test_a_bit_flipped_file_is_a_value_error(saved, tmp_path):

@@ -1,4 +1,4 @@
-"""Messages name the real problem (issue 17): a binary learner's short output, a
+"""Messages name the real problem: a binary learner's short output, a
 learner that is not a scikit-learn estimator, values formatted away, mixed labels;
 and the entry points (``--version``, ``python -m convexagg``)."""
 

@@ -1,4 +1,4 @@
-"""Numerics never silently break (issue 7, item 2): infinite losses, overflowing
+"""Numerics never silently break: infinite losses, overflowing
 margins, separable data, duplicate columns, folds without some classes, float32,
 1,000-column codes, label types."""
 

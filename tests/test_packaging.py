@@ -1,8 +1,13 @@
-"""Packaging: the license, the citation file and the one place the version is written."""
+"""Packaging: the license, the citation file, the one place the version is written, and
+the test extra installing what the tests import."""
 
+import ast
 import importlib.metadata
 import re
+import sys
 from pathlib import Path
+
+import pytest
 
 import convexagg
 
@@ -37,3 +42,74 @@ def test_citation_file_cites_the_paper():
     assert title in text
     for name in ("Park", "Hwang", "Choi"):
         assert f"family-names: {name}" in text
+
+
+def _test_requirements():
+    """Distribution names ``pip install ".[test]"`` installs: the core dependencies and the
+    test extra (its ``convexagg[...]`` extras expanded), closed over installed metadata."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    todo = [(Requirement(r), "") for r in project["dependencies"] + extras["test"]]
+    found = set()
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate(
+            {**default_environment(), "extra": extra}
+        ):
+            continue
+        name = canonicalize_name(req.name)
+        if name == "convexagg":
+            todo += [(Requirement(r), "") for e in req.extras for r in extras[e]]
+            continue
+        for wanted in [""] + sorted(req.extras):
+            if (name, wanted) in found:
+                continue
+            found.add((name, wanted))
+            try:
+                requires = importlib.metadata.requires(name) or []
+            except importlib.metadata.PackageNotFoundError:
+                continue  # not installed here: the import check below then names it
+            todo += [(Requirement(r), wanted) for r in requires]
+    return {name for name, _ in found}
+
+
+def _modules_the_tests_import():
+    """Top-level names the test files import (``import``, ``from``, ``importorskip``)."""
+    names = set()
+    for path in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "importorskip"
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                names.add(node.args[0].value.split(".")[0])
+    local = {p.stem for p in (ROOT / "tests").rglob("*.py")}
+    return names - set(sys.stdlib_module_names) - local - {"convexagg"}
+
+
+def test_the_test_extra_installs_every_module_the_tests_import():
+    """`make test` installs ``.[test]`` alone: a module a test imports (or skips without)
+    must come with it, or the suite fails to collect, or silently skips, elsewhere."""
+    from packaging.utils import canonicalize_name
+
+    installed = {
+        module: {canonicalize_name(d) for d in dists}
+        for module, dists in importlib.metadata.packages_distributions().items()
+    }
+    requirements = _test_requirements()
+    missing = sorted(
+        module
+        for module in _modules_the_tests_import()
+        if not installed.get(module, set()) & requirements
+    )
+    assert missing == [], f"imported by the tests but not installed by .[test]: {missing}"

@@ -1,4 +1,6 @@
-"""Determinism and persistence (issue 7, item 4)."""
+"""Determinism (the same random_state gives the same code and model) and persistence
+(pickle and skops round trips give the same outputs; untrusted types refused; saving
+atomic, with normal permissions, and refusing what could not be loaded back)."""
 
 import os
 import pickle
@@ -221,7 +223,7 @@ def test_saved_file_gets_normal_permissions(iris, tmp_path):
 
 def test_save_refuses_what_cannot_be_loaded_back(tmp_path):
     """A lambda (or a function local to another) is stored by name and can never be
-    loaded again: refused when saving, nothing written (issue 22)."""
+    loaded again: refused when saving, nothing written."""
     from convexagg import OutputDecoderClassifier
     from convexagg.codes import make_code
 

@@ -1,17 +1,17 @@
-"""Every solver setting against an independent solver (scipy's L-BFGS-B) and known solutions."""
+"""Every solver setting against an independent solver (scipy's L-BFGS-B) and known solutions.
+
+The L-BFGS-B optima of the digits problems are golden masters (``tests/golden.py``,
+``tests/data/solver_optima.json``): computed once by ``tests/data/regenerate.py`` on the
+session's in-sample binary outputs, and refused if those outputs change."""
 
 import warnings
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
-from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import StandardScaler
 
-from convexagg import CodeMatrixClassifier
-from convexagg.aggregation import BlockedObjective, DenseObjective, Penalty, stack_losses
+from convexagg.aggregation import BlockedObjective, Penalty, stack_losses
 from convexagg.decoders.formulations import solver_for
 from convexagg.losses import binary_losses
 from convexagg.solvers import (
@@ -23,8 +23,8 @@ from convexagg.solvers import (
     projected_newton,
     resolve_solver,
 )
-
-ALPHA = 1e-4
+from golden import ALPHA, PROBLEMS, load_solver_optima, problem_objective, stored_optimum
+from golden import lbfgsb_optimum as _oracle
 
 # every setting the library offers for the likelihood
 SETTINGS = (
@@ -41,55 +41,37 @@ SETTINGS = (
 IDS = [repr(s).replace(" ", "") for s in SETTINGS]
 
 
-def _oracle(objective):
-    """The optimum by scipy's L-BFGS-B called directly on (value, gradient), to 1e-12."""
-    M, n_var = objective.n_weights, objective.n_variables
-    x0 = np.zeros(n_var)
-    x0[:M] = 1.0 / M
-
-    def fun(x):
-        point = objective.evaluate(x)
-        return point.value, point.grad
-
-    bounds = [(0.0, None)] * M + [(None, None)] * (n_var - M)
-    res = minimize(
-        fun,
-        x0,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=bounds,
-        options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 50_000, "maxfun": 100_000},
-    )
-    return res.x, res.fun
+@pytest.fixture(scope="module")
+def digits_outputs(digits_binary_outputs):
+    return digits_binary_outputs
 
 
 @pytest.fixture(scope="module")
-def digits_outputs():
-    X, y = load_digits(return_X_y=True)
-    X = StandardScaler().fit_transform(X)
+def optima(golden_outputs):
+    """Per code and intercept setting: the dense reference objective and its optimum."""
+    stored = load_solver_optima()
     out = {}
     for code in ("ovr", "ovo", "ecoc"):
-        clf = CodeMatrixClassifier(LogisticRegression(max_iter=200), code=code, random_state=0)
-        clf.fit(X, y)
-        out[code] = (clf.predict_binary_proba(X), y, clf.code_matrix_)
-    return out
-
-
-@pytest.fixture(scope="module")
-def optima(digits_outputs):
-    """Per code and intercept setting: the dense reference objective and its optimum."""
-    out = {}
-    for code, (Q, y, C) in digits_outputs.items():
         for fit_intercept in (False, True):
-            dense = DenseObjective(
-                stack_losses(*binary_losses(Q)),
-                C,
-                y,
-                Penalty.from_alpha(ALPHA),
-                fit_intercept=fit_intercept,
-            )
-            out[code, fit_intercept] = (dense, *_oracle(dense))
+            name = f"{code}_intercept={fit_intercept}"
+            dense = problem_objective(name, golden_outputs)
+            out[code, fit_intercept] = (dense, *stored_optimum(name, golden_outputs, stored))
     return out
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_every_golden_optimum_is_the_optimum_of_its_problem_today(golden_outputs, name):
+    """The stored L-BFGS-B optimum, on today's inputs and objective: its value is f*
+    and it meets the KKT conditions; a stale master fails here, naming the fix."""
+    x_star, f_star = stored_optimum(name, golden_outputs)
+    objective = problem_objective(name, golden_outputs)
+    assert objective.value(x_star) == pytest.approx(f_star, rel=1e-9)  # as the inputs match
+    M = objective.n_weights
+    grad = objective.evaluate(x_star).grad
+    assert (x_star[:M] >= 0).all()
+    lower = np.r_[np.zeros(M), np.full(objective.n_variables - M, -np.inf)]  # free intercepts
+    projected_gradient = x_star - np.maximum(x_star - grad, lower)
+    assert np.linalg.norm(projected_gradient) <= 1e-6  # L-BFGS-B's ftol stops it near 1e-8
 
 
 def _blocked(digits_outputs, code, dtype="float64", fit_intercept=False):
@@ -187,12 +169,12 @@ def test_projected_newton_tolerance_is_the_projected_gradient(digits_outputs, op
     )
 
 
-def test_projected_newton_holds_zero_weights_exactly(digits_outputs, optima):
+def test_projected_newton_holds_zero_weights_exactly(digits_outputs, golden_outputs):
     """Where the optimum has w_l = 0 (here, L1), the barrier-free method returns exact zeros."""
     Q, y, C = digits_outputs["ovo"]
     objective = BlockedObjective.from_outputs(Q, C, y, Penalty(1e-4, 2e-3))
     result = ProjectedNewton(tol=1e-9).solve(objective)
-    x_star, _ = _oracle(objective)
+    x_star, _ = stored_optimum("ovo_l1", golden_outputs)
     zero = x_star < 1e-10
     assert zero.sum() >= 5
     assert np.all(result.w[zero] == 0.0)
@@ -331,19 +313,14 @@ def test_names_resolve_and_formulations_are_checked():
         solver_for(InteriorPoint(init="uniform"), dask=True)
 
 
-def test_projected_newton_with_most_weights_at_zero():
+def test_projected_newton_with_most_weights_at_zero(digits_complete_binary_outputs, golden_outputs):
     """The complete code on 9 digit classes (255 weights, about 210 zero at the
     optimum): the iterations whose step was cut start from the Cauchy point of the
     projected gradient path, the free block is solved directly, and the answer is
     the oracle's, zeros included."""
-    X, y = load_digits(return_X_y=True)
-    keep = y < 9
-    X, y = StandardScaler().fit_transform(X[keep]), y[keep]
-    clf = CodeMatrixClassifier(LogisticRegression(max_iter=200), code="complete").fit(X, y)
-    objective = BlockedObjective.from_outputs(
-        clf.predict_binary_proba(X), clf.code_matrix_, y, Penalty(1e-4, 1e-3)
-    )
-    x_star, f_star = _oracle(objective)
+    Q, y, C = digits_complete_binary_outputs
+    objective = BlockedObjective.from_outputs(Q, C, y, Penalty(1e-4, 1e-3))
+    x_star, f_star = stored_optimum("complete_l1", golden_outputs)
     result = ProjectedNewton(tol=1e-8).solve(objective)
     assert result.converged
     assert objective.value(result.w) - f_star <= 1e-9

@@ -1,4 +1,6 @@
-"""Property tests over random codes, binary outputs and labels (issue 7, item 3).
+"""Invariants of every decoder, over random codes, binary outputs and labels (hypothesis):
+probabilities are a distribution, predictions their argmax, class and sample permutations
+carried through, the convex objective never above its start.
 
 Deterministic: ``derandomize=True`` makes hypothesis draw the same examples on
 every run, so CI never sees a new counterexample by chance.

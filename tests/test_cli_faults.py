@@ -1,4 +1,4 @@
-"""The loader and the command line against crafted files and faults (issue 22): every
+"""The loader and the command line against crafted files and faults: every
 failure is one ``convexagg: error: ...`` line, nothing half-written."""
 
 import contextlib

@@ -1,4 +1,4 @@
-"""No write ever destroys a file (issue 17, data loss): outputs that are inputs,
+"""No write ever destroys a file: outputs that are inputs,
 directories, device nodes, FIFOs and links, through the one guard in
 ``convexagg.io.atomic_write`` that every write uses."""
 
