@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .bradley_terry import (
-    BradleyTerryDecoder,
+from .bradley_terry import BradleyTerryDecoder
+from .gbtm import (
     check_bradley_terry_conditions,
     generalized_bradley_terry,
     resolve_weights,
@@ -152,7 +152,7 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
     * ``method="hastie_tibshirani"`` -- Hastie & Tibshirani's coupling: minimise
       ``sum_{a<b} v_ab KL2(r_ab || p_a / (p_a + p_b))`` by their iterative scaling.
       This is exactly GBTM on a one-vs-one code, and is computed by the same
-      engine (:func:`~convexagg.decoders.bradley_terry.generalized_bradley_terry`).
+      engine (:func:`~convexagg.decoders.gbtm.generalized_bradley_terry`).
 
     Only one-vs-one codes are accepted (any column order and orientation);
     :meth:`fit` raises ``ValueError`` otherwise. Outputs are clipped to
