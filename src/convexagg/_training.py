@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.model_selection import check_cv
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
-from sklearn.utils.validation import _check_method_params, check_is_fitted, has_fit_parameter
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .binary import (
     binary_output_kind,
@@ -33,6 +33,7 @@ from .binary import (
     fold_binaries,
     predict_binaries,
 )
+from .validation import check_method_params
 
 __all__ = [
     "Problem",
@@ -309,13 +310,13 @@ def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY):
 
 def rows_of(X, params, rows):
     """``params`` with its sample-aligned values (one per row of ``X``) taken on ``rows``."""
-    return _check_method_params(X, params=params, indices=rows)
+    return check_method_params(X, params=params, indices=rows)
 
 
 def subproblem(p, rows):
     """``p`` on the samples ``rows``: data, labels, weights and sample-aligned fit
     parameters taken on them."""
-    learner_params = [_check_method_params(p.X, params=d, indices=rows) for d in p.learner_params]
+    learner_params = [check_method_params(p.X, params=d, indices=rows) for d in p.learner_params]
     return Problem(
         p.X[rows],
         p.y[rows],

@@ -16,10 +16,7 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
-    _check_sample_weight,
-    _num_samples,
     check_is_fitted,
     column_or_1d,
     validate_data,
@@ -43,47 +40,9 @@ from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
+from .validation import check_lengths, check_sample_weight, check_targets, num_samples
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
-
-_TARGET_HINTS = {
-    "continuous": "its values look continuous (floats that are not whole numbers), "
-    "a classifier needs discrete class labels",
-    "unknown": "labels must be all strings or all numbers; object arrays of numbers "
-    "or of mixed types are refused, as scikit-learn's classifiers refuse them",
-}
-
-
-def _check_lengths(X, y):
-    """``X`` and ``y`` have one row per sample (checked before anything else)."""
-    try:
-        n_X, n_y = _num_samples(X), _num_samples(y)
-    except TypeError:
-        return  # malformed input: validate_data names the problem
-    if n_X != n_y:
-        raise ValueError(
-            f"X has {n_X} samples but y has {n_y} labels; they must have the same length."
-        )
-
-
-def _check_targets(y):
-    """Like scikit-learn's ``check_classification_targets`` (same message prefix,
-    which its estimator checks look for), saying what is wrong with ``y``."""
-    if getattr(y, "dtype", None) == np.dtype(object):  # type_of_target sorts mixed types
-        kinds = sorted({type(v).__name__ for v in np.ravel(y)})
-        if "NoneType" in kinds:
-            i = next(i for i, v in enumerate(np.ravel(y)) if v is None)
-            raise ValueError(f"y contains None (y[{i}]); every sample needs a class label.")
-        if "str" in kinds and len(kinds) > 1:
-            raise ValueError(
-                f"y mixes label types ({', '.join(kinds)}); labels must be all strings or "
-                "all numbers."
-            )
-    y_type = type_of_target(y, input_name="y")
-    if y_type not in ("binary", "multiclass"):
-        hint = _TARGET_HINTS.get(y_type, "y must be 1-D with one class label per sample")
-        raise ValueError(f"Unknown label type: {y_type!r}. y must hold class labels: {hint}.")
-
 
 class _BlockMethod:
     """Picklable ``X -> estimator.method(X)`` for ``map_blocks``: runs on a Dask worker
@@ -296,10 +255,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_training_data(self, X, y):
         """``(X, y as class indices, classes)`` after every check of ``X`` and ``y``."""
-        _check_lengths(X, y)
+        check_lengths(X, y)
         X, y = self._validate_X(X, y)
         y = column_or_1d(y, warn=True)
-        _check_targets(y)
+        check_targets(y)
         encoder = LabelEncoder().fit(y)
         classes = encoder.classes_
         if classes.size < 2:
@@ -340,7 +299,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         in_sample(self.cv, warn=True)
         X, y_enc, classes = self._validate_training_data(X, y)
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X)
+            sample_weight = check_sample_weight(sample_weight, num_samples(X))
         # One generator for the code and the binaries' seeds: a seed fixes both.
         rng = None if self.random_state is None else check_random_state(self.random_state)
         code = make_code(self.code, classes.size, random_state=rng)
@@ -491,7 +450,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if unknown.size:
             raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X)
+            sample_weight = check_sample_weight(sample_weight, num_samples(X))
         y_enc = np.searchsorted(self.classes_, y)
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)

@@ -20,7 +20,6 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_is_fitted,
     check_non_negative,
     column_or_1d,
@@ -31,6 +30,7 @@ from ._utils import restore_on_failure
 from .codes import CODE_NAMES, check_code_matrix, make_code
 from .decoders import ConvexDecoder
 from .losses import OUTPUT_KINDS
+from .validation import check_sample_weight, num_samples
 
 __all__ = ["OutputDecoderClassifier"]
 
@@ -213,7 +213,7 @@ or callable
                 f"sample_weight was given but {type(decoder).__name__}.fit does not take "
                 "sample_weight; use a decoder that does (ConvexDecoder) or fit without weights."
             )
-        return {"sample_weight": _check_sample_weight(sample_weight, X)}
+        return {"sample_weight": check_sample_weight(sample_weight, num_samples(X))}
 
     # -- fit --------------------------------------------------------------------------------
 

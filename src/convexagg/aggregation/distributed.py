@@ -51,6 +51,7 @@ import numpy as np
 
 from .._dask import aligned_labels, import_dask_array, row_blocks
 from ..losses import check_binary_outputs
+from ..validation import check_sample_weight
 from .base import ObjectiveBase
 from .blocked import BlockedObjective
 from .penalty import Penalty
@@ -153,9 +154,7 @@ def block_sums(
         )
     n_vars = code.shape[1] + (K if fit_intercept else 0)
     if sample_weight is not None:
-        s = np.asarray(sample_weight, dtype=np.float64)
-        if not np.all(np.isfinite(s)) or s.min(initial=0.0) < 0:
-            raise ValueError("sample_weight must be finite and >= 0.")
+        s = check_sample_weight(sample_weight, Q.shape[0], allow_zero_sum=True)
         if not s.sum() > 0:  # nothing to add, and BlockedObjective refuses all-zero weights
             hess = np.zeros((n_vars, n_vars)) if with_hessian else None
             return BlockSums(0.0, 0.0, np.zeros(n_vars), hess)

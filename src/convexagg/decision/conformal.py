@@ -46,9 +46,10 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..binary import predict_binaries
+from ..validation import num_samples
 from ._base import DecisionClassifierBase, check_proba
 
 __all__ = ["SCORES", "ConformalClassifier", "class_scores", "conformal_pvalues"]
@@ -337,7 +338,7 @@ class ConformalClassifier(DecisionClassifierBase):
         check_is_fitted(self, "calibration_scores_")
         u = None
         if self.conformity_score == "aps":  # one draw per sample, shared by every fold
-            u = np.random.RandomState(self._predict_seed).uniform(size=_num_samples(X))
+            u = np.random.RandomState(self._predict_seed).uniform(size=num_samples(X))
         if self.cv != "out_of_fold":
             return class_scores(self._proba(X), self.conformity_score, u)[np.newaxis]
         model = self._fitted_model()

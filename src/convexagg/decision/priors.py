@@ -32,8 +32,9 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
+from ..validation import check_sample_weight
 from ._base import DecisionClassifierBase, check_proba
 
 __all__ = ["PriorShiftClassifier", "check_priors", "em_priors", "shift_priors"]
@@ -164,7 +165,7 @@ def em_priors(
     K = proba.shape[1] if proba.ndim == 2 else -1
     log_proba = _log(check_proba(proba, K, "proba"))
     pi = check_priors(training_priors, K, "training_priors", positive=True)
-    w = _check_sample_weight(sample_weight, log_proba)
+    w = check_sample_weight(sample_weight, log_proba.shape[0])
     q = pi
     for n_iter in range(1, max_iter + 1):
         posteriors = np.exp(_shifted_log(log_proba, pi, q))  # E step
@@ -291,7 +292,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
         self._check_priors(K)
         if self.training_priors is None:
             y = np.asarray(y)
-            w = _check_sample_weight(sample_weight, y)
+            w = check_sample_weight(sample_weight, len(y))
             counts = np.array([w[y == c].sum() for c in estimator.classes_])
             self.training_priors_ = check_priors(
                 counts / counts.sum(), K, "the class frequencies of y", positive=True

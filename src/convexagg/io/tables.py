@@ -17,6 +17,7 @@ import zlib
 
 import numpy as np
 
+from ..validation import check_targets
 from .files import STDOUT, atomic_write, read_limited
 
 __all__ = ["MAX_CSV_BYTES", "MISSING_LABELS", "CSVFile", "parse_labels", "write_table"]
@@ -374,8 +375,6 @@ def parse_labels(values, name="y", where=None):
         see :data:`MISSING_LABELS`), naming where it is, or labels that are
         not classes.
     """
-    from ..estimator import _check_targets
-
     where = where or (lambda i: f"{name}[{i}]")
     texts = np.array([str(v).strip() for v in values], dtype=object)
     missing = np.flatnonzero(np.isin(np.char.lower(texts.astype(str)), list(MISSING_LABELS)))
@@ -385,7 +384,7 @@ def parse_labels(values, name="y", where=None):
         raise ValueError(f"{where(i)}: missing class label{shown}; every row needs one.")
     labels = _typed_labels(texts)
     try:
-        _check_targets(labels)
+        check_targets(labels)
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
     return labels
