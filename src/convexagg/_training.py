@@ -33,7 +33,7 @@ from .binary import (
     fold_binaries,
     predict_binaries,
 )
-from .validation import check_method_params
+from ._sklearn import check_method_params
 
 __all__ = [
     "Problem",

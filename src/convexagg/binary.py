@@ -40,7 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import validate_data
 
-from .validation import check_method_params, num_samples
+from ._sklearn import check_method_params, num_samples
 
 __all__ = [
     "ConstantBinaryPredictor",

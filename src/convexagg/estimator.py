@@ -9,12 +9,11 @@ from numbers import Integral
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     check_is_fitted,
@@ -25,6 +24,7 @@ from sklearn.utils.validation import (
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
 from ._docstrings import fill_doc
+from ._sklearn import fit_context, num_samples, routing_enabled
 from ._training import (
     Problem,
     Training,
@@ -40,7 +40,7 @@ from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
-from .validation import check_lengths, check_sample_weight, check_targets, num_samples
+from .validation import check_lengths, check_sample_weight, check_targets
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 
@@ -317,7 +317,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             code.shape[1],
             sample_weight,
             fit_params or {},
-            _routing_enabled(),
+            routing_enabled(),
             self._splitters(),
             train=not prefit,
         )
@@ -370,7 +370,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             warm,
         )
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Encode, train the binary classifiers, and fit the decoder.
@@ -464,7 +464,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             M,
             sample_weight,
             fit_params or {},
-            _routing_enabled(),
+            routing_enabled(),
             self._splitters(),
             train=new_folds,  # only new fold models are fitted
         )

@@ -5,10 +5,11 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import _fit_context, clone
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
 from ._docstrings import fill_doc
+from ._sklearn import fit_context
 from ._training import check_learners, cv_splits, in_sample, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
@@ -207,7 +208,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         members = training.members[0]
         return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Choose ``alpha`` by cross-validation, then fit on all data.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -26,11 +26,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._sklearn import fit_context, num_samples
 from ._utils import restore_on_failure
 from .codes import CODE_NAMES, check_code_matrix, make_code
 from .decoders import ConvexDecoder
 from .losses import OUTPUT_KINDS
-from .validation import check_sample_weight, num_samples
+from .validation import check_sample_weight
 
 __all__ = ["OutputDecoderClassifier"]
 
@@ -217,7 +218,7 @@ or callable
 
     # -- fit --------------------------------------------------------------------------------
 
-    @_fit_context(prefer_skip_nested_validation=False)  # the decoder validates its own
+    @fit_context(prefer_skip_nested_validation=False)  # the decoder validates its own
     @restore_on_failure  # validate_data sets n_features_in_ before the decoder can fail
     def fit(self, X, y, sample_weight=None):
         """Fit the decoder on binary outputs ``X`` and labels ``y``.

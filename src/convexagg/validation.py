@@ -1,26 +1,20 @@
 """Input checks shared by the estimators, the decoders' objectives, the metrics and
 the readers: one home for each, so that every entry point accepts the same inputs
 and says the same thing about a bad one.
-
-This is also the one module that reaches into scikit-learn's validation helpers
-that are not public (``num_samples``, ``check_method_params``): the rest of the
-package imports them from here, so a change in scikit-learn is fixed in one place.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_method_params as check_method_params
-from sklearn.utils.validation import _num_samples as num_samples
+
+from ._sklearn import num_samples
 
 __all__ = [
     "check_lengths",
-    "check_method_params",
     "check_no_missing_labels",
     "check_sample_weight",
     "check_targets",
-    "num_samples",
 ]
 
 _TARGET_HINTS = {

@@ -49,7 +49,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..binary import predict_binaries
-from ..validation import num_samples
+from .._sklearn import num_samples
 from ._base import DecisionClassifierBase, check_proba
 
 __all__ = ["SCORES", "ConformalClassifier", "class_scores", "conformal_pvalues"]

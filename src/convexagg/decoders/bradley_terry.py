@@ -10,9 +10,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._sklearn import fit_context
 from .base import BaseDecoder
 from .gbtm import (
     check_bradley_terry_conditions,
@@ -119,7 +119,7 @@ default="uniform"
             )
         return Q, y, code
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba"):
         """Resolve the column weights and check the convergence conditions.
 

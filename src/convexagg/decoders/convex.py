@@ -6,12 +6,13 @@ from numbers import Real
 
 import numpy as np
 from scipy.special import log_softmax, softmax
-from sklearn.base import _fit_context, clone
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
+from .._sklearn import fit_context
 from ..aggregation import (
     MAX_ALPHA,
     PENALTIES,
@@ -459,7 +460,7 @@ class ConvexDecoder(BaseDecoder):
                 flush=True,
             )
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba", sample_weight=None):
         """Learn the aggregation weights.
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._sklearn import fit_context
 from .bradley_terry import BradleyTerryDecoder
 from .gbtm import (
     check_bradley_terry_conditions,
@@ -219,7 +219,7 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
         self.tol = tol
         self.max_iter = max_iter
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba"):
         """Check the code is one-vs-one and resolve the pair weights.
 

@@ -23,10 +23,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._sklearn import fit_context
 from .bradley_terry import BradleyTerryDecoder
 from .gbtm import (
     check_bradley_terry_conditions,
@@ -225,7 +225,7 @@ class WMAPDecoder(BradleyTerryDecoder):
             record_history=record_history,
         )
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba"):
         """Set (or learn) the aggregation weights.
 

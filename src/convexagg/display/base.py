@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils._plotting import _validate_style_kwargs as validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from .._optional import require
+from .._sklearn import validate_style_kwargs
 from ..decoders import ConvexDecoder
 
 __all__ = ["axes", "fitted_decoder", "positive", "validate_style_kwargs"]
