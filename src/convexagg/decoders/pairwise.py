@@ -11,7 +11,6 @@ from .._sklearn import fit_context
 from .bradley_terry import BradleyTerryDecoder
 from .gbtm import (
     check_bradley_terry_conditions,
-    generalized_bradley_terry,
     resolve_weights,
 )
 
@@ -267,15 +266,7 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
         """
         if self.method != "hastie_tibshirani":
             raise AttributeError("decode is only available for method='hastie_tibshirani'.")
-        return generalized_bradley_terry(
-            self._clipped(Q),
-            self.code_,
-            self.weights_,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            p0=p0,
-            record_history=record_history,
-        )
+        return super().decode(Q, p0=p0, record_history=record_history)
 
     def predict_proba(self, Q):
         """Coupled class probabilities.
