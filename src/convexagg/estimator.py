@@ -40,7 +40,7 @@ from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
-from .validation import check_lengths, check_sample_weight, check_targets
+from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 
@@ -444,14 +444,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._validate_params()
         X = self._validate_X(X, reset=False)
         y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}.")
-        unknown = np.setdiff1d(y, self.classes_)
-        if unknown.size:
-            raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
+        check_lengths(X, y)
+        y_enc = encode_labels(y, self.classes_, "y")
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, num_samples(X))
-        y_enc = np.searchsorted(self.classes_, y)
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)
         learners = self._learners()

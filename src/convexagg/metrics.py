@@ -46,7 +46,7 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from .decision.costs import check_cost_matrix
-from .validation import check_no_missing_labels, check_sample_weight
+from .validation import check_no_missing_labels, check_sample_weight, encode_labels
 
 __all__ = [
     "KINDS",
@@ -115,36 +115,6 @@ def _check_labels(labels, y_true, n_columns):
             "they must match (one column per class, in sorted order)."
         )
     return found
-
-
-def encode_labels(y, classes, name="y_true"):
-    """Map the labels ``y`` to their indices in the sorted array ``classes``.
-
-    Parameters
-    ----------
-    y : array-like of shape (n_samples,)
-        Labels, each one of ``classes``.
-    classes : ndarray of shape (n_classes,)
-        Sorted distinct labels (a classifier's ``classes_``).
-    name : str, default="y_true"
-        How errors name ``y``.
-
-    Returns
-    -------
-    indices : ndarray of int, shape (n_samples,)
-        ``classes[indices] == y``.
-    """
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one label per sample); got shape {y.shape}.")
-    check_no_missing_labels(y, name)
-    unknown = np.setdiff1d(y, classes)
-    if unknown.size:
-        raise ValueError(
-            f"{name} contains labels that are not among the classes {classes.tolist()}: "
-            f"{unknown[:5].tolist()}."
-        )
-    return np.searchsorted(classes, y)
 
 
 def check_calibration_inputs(y_true, y_prob, labels=None, sample_weight=None):

@@ -18,7 +18,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_is_fitted,
     check_non_negative,
@@ -31,7 +30,7 @@ from ._utils import restore_on_failure
 from .codes import CODE_NAMES, check_code_matrix, make_code
 from .decoders import ConvexDecoder
 from .losses import OUTPUT_KINDS
-from .validation import check_sample_weight
+from .validation import check_sample_weight, check_targets
 
 __all__ = ["OutputDecoderClassifier"]
 
@@ -245,7 +244,7 @@ or callable
         """
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        check_targets(y)
         self._check_probabilities(X)
         encoder = LabelEncoder().fit(y)
         if encoder.classes_.size < 2:

@@ -11,10 +11,13 @@ from sklearn.utils.multiclass import type_of_target
 from ._sklearn import num_samples
 
 __all__ = [
+    "check_class_indices",
+    "check_columns_match_code",
     "check_lengths",
     "check_no_missing_labels",
     "check_sample_weight",
     "check_targets",
+    "encode_labels",
 ]
 
 _TARGET_HINTS = {
@@ -149,3 +152,72 @@ def check_no_missing_labels(y, name="y"):
         raise ValueError(
             f"{name} contains NaN or None ({name}[{i}]); every sample needs a class label."
         )
+
+
+def check_columns_match_code(Q, code):
+    """Raise a ``ValueError`` unless ``Q`` has one column per column of ``code``.
+
+    Parameters
+    ----------
+    Q : array-like of shape (n_samples, n_classifiers)
+        Binary outputs (anything with a ``shape``: a NumPy or Dask array).
+    code : ndarray of shape (n_classes, n_classifiers)
+        The code matrix.
+    """
+    if Q.shape[1] != code.shape[1]:
+        raise ValueError(
+            f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
+            "classifiers (columns); they must match."
+        )
+
+
+def check_class_indices(y, n_classes):
+    """Raise a ``ValueError`` unless ``y`` holds integer class indices ``0..n_classes-1``.
+
+    Parameters
+    ----------
+    y : ndarray
+        The labels as class indices (an empty array passes: a block with no rows).
+    n_classes : int
+        Number of classes (rows of the code).
+    """
+    found = None
+    if y.size and not np.issubdtype(y.dtype, np.integer):
+        found = f"dtype {y.dtype}"
+    elif y.size and (y.min() < 0 or y.max() >= n_classes):
+        found = f"labels in [{y.min()}, {y.max()}]"
+    if found is not None:
+        raise ValueError(
+            f"y must hold integer class indices in 0..n_classes-1 (n_classes={n_classes} "
+            f"rows of the code); found {found}."
+        )
+
+
+def encode_labels(y, classes, name="y_true"):
+    """Map the labels ``y`` to their indices in the sorted array ``classes``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels, each one of ``classes``.
+    classes : ndarray of shape (n_classes,)
+        Sorted distinct labels (a classifier's ``classes_``).
+    name : str, default="y_true"
+        How errors name ``y``.
+
+    Returns
+    -------
+    indices : ndarray of int, shape (n_samples,)
+        ``classes[indices] == y``.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one label per sample); got shape {y.shape}.")
+    check_no_missing_labels(y, name)
+    unknown = np.setdiff1d(y, classes)
+    if unknown.size:
+        raise ValueError(
+            f"{name} contains labels that are not among the classes {classes.tolist()}: "
+            f"{unknown[:5].tolist()}."
+        )
+    return np.searchsorted(classes, y)

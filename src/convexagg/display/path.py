@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics import encode_labels
 from ..path import regularization_path
+from ..validation import encode_labels
 from .base import (
     axes as _axes,
     fitted_decoder as _fitted_decoder,
