@@ -33,6 +33,7 @@ FLOORS = [
         "_sklearn",
         "_arguments",
         "_dask",
+        "_array_api",
         "validation",
         "codes",
         "losses",
