@@ -5,7 +5,7 @@ import pytest
 
 from convexagg.codes import complete, one_vs_one, one_vs_rest, sparse_random
 from convexagg.decoders import BradleyTerryDecoder
-from convexagg.decoders.bradley_terry import (
+from convexagg.decoders.gbtm import (
     generalized_bradley_terry,
     team_gradient,
     team_hessian,

@@ -163,7 +163,7 @@ def test_fit_decoder_errors(iris):
     with pytest.raises(NotFittedError):
         CodeMatrixClassifier().fit_decoder(X, y)
     clf = CodeMatrixClassifier(code="ovo").fit(X, y)
-    with pytest.raises(ValueError, match="not seen in fit"):
+    with pytest.raises(ValueError, match=r"not among the classes \[.*\]: \[.rose.\]"):
         clf.fit_decoder(X, np.where(y == "setosa", "rose", y))
     with pytest.raises(ValueError, match="samples"):
         clf.fit_decoder(X, y[:10])

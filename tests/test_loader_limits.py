@@ -11,6 +11,7 @@ from sklearn.datasets import load_iris
 
 import convexagg
 import convexagg.io as cio
+from convexagg.io.models import json_depth
 from convexagg import ConvexAggregationClassifier, ConvexAggregationClassifierCV
 
 
@@ -46,8 +47,8 @@ def test_a_file_nested_20000_levels_is_refused_before_parsing(saved, tmp_path):
 
 
 def test_brackets_inside_strings_do_not_count():
-    assert cio._json_depth(b'{"a": "[[[[{{{{", "b": [1, {"c": "]]]\\"["}]}') == 3
-    assert cio._json_depth(b"[" * 5000 + b"]" * 5000) == 5000  # no recursion either
+    assert json_depth(b'{"a": "[[[[{{{{", "b": [1, {"c": "]]]\\"["}]}') == 3
+    assert json_depth(b"[" * 5000 + b"]" * 5000) == 5000  # no recursion either
 
 
 def test_an_array_claiming_1e12_values_is_refused_before_allocating(saved, tmp_path):
@@ -133,7 +134,7 @@ def test_a_bit_flipped_file_is_a_value_error(saved, tmp_path):
 
 
 def test_schema_json_is_bounded_before_it_is_read(saved, monkeypatch):
-    monkeypatch.setattr(cio, "MAX_SCHEMA_BYTES", 1000)
+    monkeypatch.setattr("convexagg.io.models.MAX_SCHEMA_BYTES", 1000)
     with pytest.raises(ValueError, match=r"schema.json claims \d+ bytes, above the limit of 1000"):
         cio.load(saved)
 
@@ -146,9 +147,9 @@ def test_the_depth_check_works_in_bounded_memory():
     schema = b"[" * 300 + b" " * 2**24 + b"]" * 300
     tracemalloc.start()
     try:
-        assert cio._json_depth(schema) == 300
+        assert json_depth(schema) == 300
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 3 * len(schema), peak  # a copy without strings, and the chunks
-    assert cio._json_depth(b'[{"a": "]]]"}, [[]]]', chunk=3) == 3  # levels across chunks
+    assert json_depth(b'[{"a": "]]]"}, [[]]]', chunk=3) == 3  # levels across chunks

@@ -193,7 +193,7 @@ def test_save_is_atomic(iris, tmp_path, monkeypatch):
     def fail(src, dst):
         raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr(cio.os, "replace", fail)
+    monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError, match="simulated"):
         cio.save(ConvexAggregationClassifier(code="ovo").fit(X, y), path)
     with pytest.raises(OSError, match="simulated"):

@@ -13,7 +13,7 @@ from sklearn.datasets import load_iris
 
 import convexagg.io as cio
 from convexagg.cli import main
-from convexagg.experiments.runner import _write_json
+from convexagg.experiments.runner import write_json
 
 FEATURES = ["a", "b", "c", "d"]
 
@@ -153,7 +153,7 @@ def test_a_link_to_a_regular_file_keeps_the_link(tmp_path):
     target.write_text("{}")
     link = tmp_path / "link.json"
     link.symlink_to(target.name)
-    _write_json(link, {"a": 1})  # the reproduction cache's writer
+    write_json(link, {"a": 1})  # the reproduction cache's writer
     assert link.is_symlink() and target.read_text().startswith("{")
     assert '"a": 1' in target.read_text()
 

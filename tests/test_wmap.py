@@ -10,7 +10,7 @@ from scipy.special import softmax
 from convexagg.codes import one_vs_one, one_vs_rest
 from convexagg.datasets import make_broken_classifier_outputs
 from convexagg.decoders import BradleyTerryDecoder, WMAPDecoder
-from convexagg.decoders.bradley_terry import generalized_bradley_terry
+from convexagg.decoders.gbtm import generalized_bradley_terry
 from convexagg.decoders.wmap import wmap_criterion_gradient
 
 APS3 = one_vs_one(3)

@@ -33,8 +33,9 @@ import numpy as np
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import check_cv
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
-from sklearn.utils.validation import _check_method_params, check_is_fitted, has_fit_parameter
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
+from ._sklearn import check_method_params
 from .binary import (
     binary_output_kind,
     fit_binaries,
@@ -146,9 +147,9 @@ def plan(cv, ensemble, estimator, warn=False):
     The one place ``cv`` is decoded. Binaries wrapped in
     ``sklearn.frozen.FrozenEstimator`` (scikit-learn's replacement for
     ``cv="prefit"``) are given binaries: a frozen binary is not fitted, so folds
-    would only repeat it; ``cv`` other than its default or ``"prefit"`` then raises. ``ensemble`` other than ``"auto"``
-    without out-of-fold outputs raises; ``warn``: ``cv=None`` warns (see
-    :func:`in_sample`).
+    would only repeat it; ``cv`` other than its default or ``"prefit"`` then
+    raises. ``ensemble`` other than ``"auto"`` without out-of-fold outputs
+    raises; ``warn``: ``cv=None`` warns (see :func:`in_sample`).
     """
     frozen = _frozen(estimator)
     # A cv that asks for folds or in-sample outputs cannot apply to frozen binaries:
@@ -447,13 +448,13 @@ def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY):
 
 def rows_of(X, params, rows):
     """``params`` with its sample-aligned values (one per row of ``X``) taken on ``rows``."""
-    return _check_method_params(X, params=params, indices=rows)
+    return check_method_params(X, params=params, indices=rows)
 
 
 def subproblem(p, rows):
     """``p`` on the samples ``rows``: data, labels, weights and sample-aligned fit
     parameters taken on them."""
-    learner_params = [_check_method_params(p.X, params=d, indices=rows) for d in p.learner_params]
+    learner_params = [check_method_params(p.X, params=d, indices=rows) for d in p.learner_params]
     return Problem(
         p.X[rows],
         p.y[rows],

@@ -38,7 +38,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.validation import _check_method_params, _num_samples, validate_data
+from sklearn.utils.validation import validate_data
+
+from ._sklearn import check_method_params, num_samples
 
 __all__ = [
     "ConstantBinaryPredictor",
@@ -97,7 +99,7 @@ class ConstantBinaryPredictor(BaseEstimator):
         proba : ndarray of shape (n_samples, 2)
             ``1 - p_`` and ``p_`` in every row.
         """
-        n = _num_samples(X)
+        n = num_samples(X)
         return np.column_stack([np.full(n, 1.0 - self.p_), np.full(n, self.p_)])
 
     def decision_function(self, X):
@@ -114,7 +116,7 @@ class ConstantBinaryPredictor(BaseEstimator):
             The same value in every row.
         """
         p = min(max(self.p_, 1e-5), 1 - 1e-5)
-        return np.full(_num_samples(X), np.clip(np.log(p / (1 - p)), -10.0, 10.0))
+        return np.full(num_samples(X), np.clip(np.log(p / (1 - p)), -10.0, 10.0))
 
 
 def binary_output_kind(estimator, name="estimator"):
@@ -228,7 +230,7 @@ def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None):
     its ``fit`` returns (scikit-learn's meta-estimators do the same; some
     learners' ``fit`` returns None)."""
     rows, target = _binary_problem(y, column)
-    params = _check_method_params(X, params=fit_params or {}, indices=rows)
+    params = check_method_params(X, params=fit_params or {}, indices=rows)
     if np.unique(target).size < 2:
         return ConstantBinaryPredictor().fit(None, target, params.get("sample_weight"))
     if warm is None or isinstance(warm, ConstantBinaryPredictor):
@@ -258,10 +260,10 @@ def _predict_binary(estimator, X, output, index=0):
                 f"binary classifier {index} ({type(estimator).__name__}) returned "
                 f"decision_function of shape {values.shape}; expected (n_samples,)."
             )
-    if values.shape[0] != _num_samples(X):  # before it blames y or fails to broadcast
+    if values.shape[0] != num_samples(X):  # before it blames y or fails to broadcast
         raise ValueError(
             f"binary classifier {index} ({type(estimator).__name__}) returned "
-            f"{values.shape[0]} outputs for {_num_samples(X)} samples; expected one per sample."
+            f"{values.shape[0]} outputs for {num_samples(X)} samples; expected one per sample."
         )
     try:
         values = values.astype(np.float64)
@@ -560,7 +562,7 @@ def predict_binaries(estimators, X, output, n_jobs=None):
         values = _predict_linear(chosen, [parts[l] for l in linear], X, output, linear)
         if not others:
             return values
-    Q = np.empty((_num_samples(X), len(estimators)))
+    Q = np.empty((num_samples(X), len(estimators)))
     if linear:
         Q[:, linear] = values
     columns = Parallel(n_jobs=n_jobs)(
@@ -574,7 +576,7 @@ def predict_binaries(estimators, X, output, n_jobs=None):
 def _fold_binary(estimator, X, y, column, train, test, output, seed, index, fit_params, keep):
     """Fit column ``index``'s binary on the fold's ``train`` rows, predict its ``test``
     rows: ``(binary or None, outputs)``."""
-    params = _check_method_params(X, params=fit_params or {}, indices=train)
+    params = check_method_params(X, params=fit_params or {}, indices=train)
     est = _fit_binary(estimator, X[train], y[train], column, seed, params)
     return (est if keep else None), _predict_binary(est, X[test], output, index)
 
@@ -629,7 +631,7 @@ def fold_binaries(
     covered : ndarray of bool, shape (n_samples,)
         The rows with an output.
     """
-    n = _num_samples(X)
+    n = num_samples(X)
     covered = np.zeros(n, dtype=bool)
     for f, (train, test) in enumerate(splits):
         if covered[test].any():

@@ -46,7 +46,10 @@ status 128 + the signal's number. Nothing is written on failure or
 interruption: outputs are written atomically once everything has succeeded.
 
 The heavy modules (NumPy, pandas, scikit-learn, skops, the estimators) are
-imported inside the commands, so ``convexagg --help`` starts at once.
+imported inside the commands, so ``convexagg --help`` starts at once. The
+paper's commands (``demo``, ``reproduce``, ``figures``) live with the
+experiments they run, in :mod:`convexagg.experiments.commands`; this module
+holds ``fit`` and ``predict`` and dispatches.
 """
 
 from __future__ import annotations
@@ -60,26 +63,14 @@ import threading
 import time
 import warnings
 
+from ._arguments import at_least, csv_list
 from ._optional import MissingDependencyError
+from .experiments import commands
 
 # the bundle `convexagg fit` saves: the model plus what predict needs to read a CSV
 # (/1, written by 0.2, had no "ids" and "ignored"; it is still read)
 BUNDLE_FORMAT = "convexagg-cli-model/2"
 _BUNDLE_FORMATS = (BUNDLE_FORMAT, "convexagg-cli-model/1")
-
-PAPER_DATASETS = (
-    "all_leukemia_galgo",
-    "glass",
-    "segment",
-    "satimage",
-    "pendigits",
-    "vowel",
-    "letter",
-)
-
-
-def _csv_list(text):
-    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def _flat(groups):
@@ -152,10 +143,7 @@ def build_parser():
     )
     parser.add_argument("--version", action=_Version, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="the paper's synthetic study and a digits comparison")
-    demo.add_argument(
-        "--random-state", type=int, default=0, help="seeds the data and the models (default 0)"
-    )
+    commands.add_demo_parser(sub)
 
     fit = sub.add_parser(
         "fit",
@@ -174,7 +162,7 @@ def build_parser():
     fit.add_argument(
         "--id",
         action="append",
-        type=_csv_list,
+        type=csv_list,
         default=[],
         metavar="COLUMN",
         help="an identifier column: not a feature; `predict` copies it to its output "
@@ -184,7 +172,7 @@ def build_parser():
     columns.add_argument(
         "--drop",
         action="append",
-        type=_csv_list,
+        type=csv_list,
         default=[],
         metavar="COL[,COL]",
         help="columns to leave out (repeatable); `predict` ignores them",
@@ -192,7 +180,7 @@ def build_parser():
     columns.add_argument(
         "--features",
         action="append",
-        type=_csv_list,
+        type=csv_list,
         default=[],
         metavar="COL[,COL]",
         help="the feature columns, if not every other column (repeatable); `predict` "
@@ -262,7 +250,7 @@ def build_parser():
     predict.add_argument(
         "--id",
         action="append",
-        type=_csv_list,
+        type=csv_list,
         default=[],
         metavar="COLUMN",
         help="copy this column (not a feature) to the output, first; repeatable",
@@ -280,103 +268,11 @@ def build_parser():
     )
     _add_csv_options(predict)
 
-    rep = sub.add_parser(
-        "reproduce",
-        help="the paper's comparison (section 5.3): tables beside the published numbers",
-        description=(
-            "Repeated random 90/10 splits; per split, binaries tuned on a validation part and "
-            "every aggregation method applied to the same binary outputs; direct methods "
-            "beside. Results are cached per split under OUT/cache, keyed on the protocol, "
-            "the library version and each data set's content, so an interrupted run "
-            "resumes and changed data are recomputed. Writes OUT/results.csv (every split) "
-            "and OUT/tables.md."
-        ),
-    )
-    rep.add_argument(
-        "--datasets",
-        type=_csv_list,
-        default=None,
-        help="comma-separated names; default: the paper's sets found in the data directory "
-        "(all_leukemia_galgo, glass, segment, satimage, pendigits, vowel, letter), else the "
-        "embedded digits, wine, iris",
-    )
-    rep.add_argument(
-        "--codes",
-        type=_csv_list,
-        default=["ovo", "ovr", "ecoc"],
-        help="ovo (APs), ovr (OVA), ecoc (default: all three)",
-    )
-    rep.add_argument(
-        "--methods",
-        type=_csv_list,
-        default=None,
-        help="msvm, lmr, loss_based, gbtm, wmap, convex, hamming, "
-        "pairwise_coupling (default: the paper's six, those available)",
-    )
-    rep.add_argument(
-        "--base",
-        default="linear",
-        help="linear (the paper's choice per data set), logreg, linsvm or rbfsvm",
-    )
-    rep.add_argument("--reps", type=int, default=20, help="random splits (default 20)")
-    rep.add_argument(
-        "--data-dir",
-        default=None,
-        help="folder of <name>.csv.gz files (default: $CONVEXAGG_DATA_DIR)",
-    )
-    rep.add_argument("--out", default="results", help="output folder (default: results)")
-    rep.add_argument("--jobs", type=int, default=1, help="parallel tasks (default 1; -1: all)")
-    rep.add_argument("--seed", type=int, default=0, help="seeds the splits and random codes")
-    rep.add_argument(
-        "--ecoc-candidates",
-        type=int,
-        default=20000,
-        help="random codes drawn for sparse ECOC (paper: 20000)",
-    )
-    rep.add_argument(
-        "--c-ties",
-        choices=["largest", "smallest"],
-        default="largest",
-        help="which C wins a tie in validation accuracy (default: largest)",
-    )
-    rep.add_argument("--no-progress", action="store_true", help="no progress bar")
-    rep.add_argument(
-        "--tables-only",
-        action="store_true",
-        help="compute nothing: write the CSV and tables from what is cached",
-    )
-
-    fig = sub.add_parser("figures", help="the paper's Figs. 3-5 as PNG files")
-    fig.add_argument("--out", default="out/figures", help="output folder (default: out/figures)")
-    fig.add_argument("--data-dir", default=None, help="folder holding vowel.csv.gz (Fig. 3)")
-    fig.add_argument(
-        "--quick",
-        action="store_true",
-        help="Fig. 5 with K in 3,5,10,20, 2 runs and 300 test points per class",
-    )
-    fig.add_argument(
-        "--ks",
-        type=_csv_list,
-        default=None,
-        help="Fig. 5 class counts (default 3,5,10,15,20,30,40,50)",
-    )
-    fig.add_argument("--runs", type=int, default=None, help="Fig. 5 runs per K (default 20)")
-    fig.add_argument("--jobs", type=int, default=1)
-    fig.add_argument("--no-progress", action="store_true")
+    commands.add_paper_parsers(sub)
     return parser
 
 
 # --------------------------------------------------------------------------- checks
-
-
-def _at_least(value, low, option):
-    if value is not None and value < low:
-        raise ValueError(f"{option} must be an integer >= {low}, got {value}.")
-
-
-def _check_jobs(jobs):
-    if jobs == 0 or jobs < -1:
-        raise ValueError(f"--jobs must be a positive integer or -1 (all cores), got {jobs}.")
 
 
 # one printf float conversion, nothing else: %d or %s would write 0/1 or text
@@ -526,7 +422,7 @@ def _fit(args):
     args.cv = _folds(args.cv)
     if not 0 <= args.holdout < 1:
         raise ValueError(f"--holdout must be a fraction in [0, 1), got {args.holdout}.")
-    _at_least(args.random_state, 0, "--random-state")
+    at_least(args.random_state, 0, "--random-state")
     check_output_path(args.out, inputs=[args.train])  # before the work, and again on writing
     table = CSVFile(args.train, sep=args.sep, decimal=args.decimal)
     if args.target not in table.columns:
@@ -739,105 +635,6 @@ def _predict(args):
     return 0
 
 
-# --------------------------------------------------------------------------- experiments
-
-
-def _demo(args):
-    from .experiments.demo import main as demo
-
-    _at_least(args.random_state, 0, "--random-state")
-    demo(random_state=args.random_state)
-    return 0
-
-
-def _reproduce(args):
-    from pathlib import Path
-
-    from .datasets import resolve_data_dir
-    from .experiments.methods import DEFAULT_METHODS, available_methods
-    from .experiments.protocol import Protocol
-    from .experiments.runner import RunConfig, collect_rows, run, write_csv
-    from .experiments.tables import render_all
-    from .io import atomic_write
-
-    _at_least(args.reps, 1, "--reps")
-    _at_least(args.seed, 0, "--seed")
-    _at_least(args.ecoc_candidates, 1, "--ecoc-candidates")
-    _check_jobs(args.jobs)
-    data_dir = resolve_data_dir(args.data_dir)
-    datasets = args.datasets
-    if datasets is None:
-        found = (
-            []
-            if data_dir is None
-            else [n for n in PAPER_DATASETS if (data_dir / f"{n}.csv.gz").is_file()]
-        )
-        datasets = found or ["digits", "wine", "iris"]
-    if not datasets or not args.codes:
-        raise ValueError("--datasets and --codes need at least one name each.")
-    methods = args.methods
-    if methods is None:
-        available = set(available_methods())
-        methods = [m for m in DEFAULT_METHODS if m in available]
-        missing = [m for m in DEFAULT_METHODS if m not in available]
-        if missing:
-            print(f"note: {', '.join(missing)} not available in this build; running {methods}")
-    cfg = RunConfig(
-        datasets=datasets,
-        codes=args.codes,
-        methods=methods,
-        base=args.base,
-        reps=args.reps,
-        data_dir=None if data_dir is None else str(data_dir),
-        out=args.out,
-        jobs=args.jobs,
-        protocol=Protocol(seed=args.seed, ecoc_candidates=args.ecoc_candidates, c_ties=args.c_ties),
-    )
-    cfg.validate()  # unknown methods, codes or base learner: before anything runs
-    if args.tables_only:
-        rows, errors = collect_rows(cfg), []
-    else:
-        rows, errors = run(cfg, progress=not args.no_progress)
-    out = Path(args.out)
-    write_csv(rows, out / "results.csv")
-    tables = render_all(rows, datasets, args.codes, methods, args.base, args.reps)
-    with atomic_write(out / "tables.md", "w") as f:
-        f.write(tables)
-    print(tables)
-    print(f"wrote {out / 'results.csv'} ({len(rows)} rows) and {out / 'tables.md'}")
-    if errors:
-        print(f"{len(errors)} task(s) failed; rerun the same command to retry them.")
-        return 1
-    return 0
-
-
-def _figures(args):
-    from .datasets import resolve_data_dir
-    from .experiments.figures import make_figures
-
-    ks = None
-    if args.ks is not None:
-        try:
-            ks = [int(k) for k in args.ks]
-        except ValueError:
-            raise ValueError(f"--ks must be integers >= 2, got {','.join(args.ks)}.") from None
-        if not ks or min(ks) < 2:
-            raise ValueError(f"--ks must be integers >= 2, got {','.join(args.ks)}.")
-    _at_least(args.runs, 1, "--runs")
-    _check_jobs(args.jobs)
-    summary = make_figures(
-        args.out,
-        data_dir=resolve_data_dir(args.data_dir),
-        quick=args.quick,
-        ks=ks,
-        runs=args.runs,
-        jobs=args.jobs,
-        progress=not args.no_progress,
-    )
-    print(summary)
-    return 0
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -854,13 +651,8 @@ def _error_message(exc):
     return _one_line(exc)
 
 
-HANDLERS = {
-    "demo": _demo,
-    "fit": _fit,
-    "predict": _predict,
-    "reproduce": _reproduce,
-    "figures": _figures,
-}
+# the library's commands here; the paper's with the experiments they run
+HANDLERS = {"fit": _fit, "predict": _predict, **commands.HANDLERS}
 
 
 class _Signal(BaseException):

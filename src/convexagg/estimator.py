@@ -9,17 +9,13 @@ from numbers import Integral
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
-    _check_sample_weight,
-    _num_samples,
     check_is_fitted,
     column_or_1d,
     validate_data,
@@ -29,6 +25,7 @@ from ._array_api import array_namespace
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
 from ._docstrings import fill_doc
+from ._sklearn import fit_context, num_samples, routing_enabled
 from ._training import (
     Fitted,
     Plan,
@@ -44,47 +41,9 @@ from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries
 from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
+from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
-
-_TARGET_HINTS = {
-    "continuous": "its values look continuous (floats that are not whole numbers), "
-    "a classifier needs discrete class labels",
-    "unknown": "labels must be all strings or all numbers; object arrays of numbers "
-    "or of mixed types are refused, as scikit-learn's classifiers refuse them",
-}
-
-
-def _check_lengths(X, y):
-    """``X`` and ``y`` have one row per sample (checked before anything else)."""
-    try:
-        n_X, n_y = _num_samples(X), _num_samples(y)
-    except TypeError:
-        return  # malformed input: validate_data names the problem
-    if n_X != n_y:
-        raise ValueError(
-            f"X has {n_X} samples but y has {n_y} labels; they must have the same length."
-        )
-
-
-def _check_targets(y):
-    """Like scikit-learn's ``check_classification_targets`` (same message prefix,
-    which its estimator checks look for), saying what is wrong with ``y``."""
-    if getattr(y, "dtype", None) == np.dtype(object):  # type_of_target sorts mixed types
-        kinds = sorted({type(v).__name__ for v in np.ravel(y)})
-        if "NoneType" in kinds:
-            i = next(i for i, v in enumerate(np.ravel(y)) if v is None)
-            raise ValueError(f"y contains None (y[{i}]); every sample needs a class label.")
-        if "str" in kinds and len(kinds) > 1:
-            raise ValueError(
-                f"y mixes label types ({', '.join(kinds)}); labels must be all strings or "
-                "all numbers."
-            )
-    y_type = type_of_target(y, input_name="y")
-    if y_type not in ("binary", "multiclass"):
-        hint = _TARGET_HINTS.get(y_type, "y must be 1-D with one class label per sample")
-        raise ValueError(f"Unknown label type: {y_type!r}. y must hold class labels: {hint}.")
-
 
 class _BlockMethod:
     """Picklable ``X -> estimator.method(X)`` for ``map_blocks``: runs on a Dask worker
@@ -316,10 +275,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_training_data(self, X, y):
         """``(X, y as class indices, classes)`` after every check of ``X`` and ``y``."""
-        _check_lengths(X, y)
+        check_lengths(X, y)
         X, y = self._validate_X(X, y)
         y = column_or_1d(y, warn=True)
-        _check_targets(y)
+        check_targets(y)
         encoder = LabelEncoder().fit(y)
         classes = encoder.classes_
         if classes.size < 2:
@@ -348,7 +307,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         plan = self._plan(warn=True)
         X, y_enc, classes = self._validate_training_data(X, y)
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X)
+            sample_weight = check_sample_weight(sample_weight, num_samples(X))
         # One generator for the code and the binaries' seeds: a seed fixes both.
         rng = None if self.random_state is None else check_random_state(self.random_state)
         code = make_code(self.code, classes.size, random_state=rng)
@@ -366,13 +325,14 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             code.shape[1],
             sample_weight,
             fit_params or {},
-            _routing_enabled(),
+            routing_enabled(),
             self._splitters(plan),
             train=not prefit,
         )
         seeds = column_seeds(rng, code.shape[1])
         return Problem(
-            X, y_enc, classes, code, seeds, output, sample_weight, learner_params, split_params, plan
+            X, y_enc, classes, code, seeds, output, sample_weight, learner_params, split_params,
+            plan,
         )
 
     def _warm_binaries(self, p):
@@ -418,7 +378,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             warm,
         )
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Encode, train the binary classifiers, and fit the decoder.
@@ -502,14 +462,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._validate_params()
         X = self._validate_X(X, reset=False)
         y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} samples but y has {len(y)}.")
-        unknown = np.setdiff1d(y, self.classes_)
-        if unknown.size:
-            raise ValueError(f"y contains labels not seen in fit: {unknown[:5]!r}.")
+        check_lengths(X, y)
+        y_enc = encode_labels(y, self.classes_, "y")
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X)
-        y_enc = np.searchsorted(self.classes_, y)
+            sample_weight = check_sample_weight(sample_weight, num_samples(X))
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)
         fitted = self._fitted
@@ -523,7 +479,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             M,
             sample_weight,
             fit_params or {},
-            _routing_enabled(),
+            routing_enabled(),
             self._splitters(fitted.plan),
             train=new_folds,  # only new fold models are fitted
         )

@@ -46,6 +46,7 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from .decision.costs import check_cost_matrix
+from .validation import check_no_missing_labels, check_sample_weight, encode_labels
 
 __all__ = [
     "KINDS",
@@ -94,23 +95,6 @@ def _check_proba(y_prob):
     return P
 
 
-def _check_missing(y, name):
-    """Refuse a missing label (NaN or None) by name, before the labels are counted
-    (NaN is a distinct value to ``np.unique``, which would blame the count)."""
-    flat = np.ravel(y)
-    if flat.dtype == object:
-        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in flat], bool)
-    elif np.issubdtype(flat.dtype, np.floating):
-        missing = np.isnan(flat)
-    else:
-        return
-    if missing.any():
-        i = int(np.flatnonzero(missing)[0])
-        raise ValueError(
-            f"{name} contains NaN or None ({name}[{i}]); every sample needs a class label."
-        )
-
-
 def _check_labels(labels, y_true, n_columns):
     """The sorted class labels of ``y_prob``'s columns."""
     if labels is None:
@@ -131,52 +115,6 @@ def _check_labels(labels, y_true, n_columns):
             "they must match (one column per class, in sorted order)."
         )
     return found
-
-
-def encode_labels(y, classes, name="y_true"):
-    """Map the labels ``y`` to their indices in the sorted array ``classes``.
-
-    Parameters
-    ----------
-    y : array-like of shape (n_samples,)
-        Labels, each one of ``classes``.
-    classes : ndarray of shape (n_classes,)
-        Sorted distinct labels (a classifier's ``classes_``).
-    name : str, default="y_true"
-        How errors name ``y``.
-
-    Returns
-    -------
-    indices : ndarray of int, shape (n_samples,)
-        ``classes[indices] == y``.
-    """
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one label per sample); got shape {y.shape}.")
-    _check_missing(y, name)
-    unknown = np.setdiff1d(y, classes)
-    if unknown.size:
-        raise ValueError(
-            f"{name} contains labels that are not among the classes {classes.tolist()}: "
-            f"{unknown[:5].tolist()}."
-        )
-    return np.searchsorted(classes, y)
-
-
-def _check_weights(sample_weight, n_samples):
-    if sample_weight is None:
-        return np.ones(n_samples)
-    w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
-    if w.shape != (n_samples,):
-        raise ValueError(
-            f"sample_weight must have shape ({n_samples},), one weight per sample; got {w.shape}."
-        )
-    if w.min() < 0 or w.sum() <= 0:
-        raise ValueError(
-            f"sample_weight must be >= 0 with a positive sum; found min {float(w.min())!r}, "
-            f"sum {float(w.sum())!r}."
-        )
-    return w
 
 
 def check_calibration_inputs(y_true, y_prob, labels=None, sample_weight=None):
@@ -212,10 +150,10 @@ def check_calibration_inputs(y_true, y_prob, labels=None, sample_weight=None):
             f"y_true must be 1-D with one label per row of y_prob ({P.shape[0]}); "
             f"got shape {y_true.shape}."
         )
-    _check_missing(y_true, "y_true")
+    check_no_missing_labels(y_true, "y_true")
     classes = _check_labels(labels, y_true, P.shape[1])
     y = encode_labels(y_true, classes)
-    return y, P, _check_weights(sample_weight, P.shape[0]), classes
+    return y, P, check_sample_weight(sample_weight, P.shape[0]), classes
 
 
 # ----------------------------------------------------------------------------- bins
@@ -480,4 +418,4 @@ def expected_cost_score(y_true, y_pred, *, cost_matrix, labels=None, sample_weig
             raise ValueError(f"labels must be sorted (the order of classes_); got {labels!r}.")
     C = check_cost_matrix(cost_matrix, classes.size)
     cost = C[encode_labels(y_true, classes), encode_labels(y_pred, classes, "y_pred")]
-    return float(np.average(cost, weights=_check_weights(sample_weight, cost.size)))
+    return float(np.average(cost, weights=check_sample_weight(sample_weight, cost.size)))

@@ -5,10 +5,11 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import _fit_context, clone
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
 from ._docstrings import fill_doc
+from ._sklearn import fit_context
 from ._training import Plan, check_learners, cv_splits, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
@@ -214,7 +215,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         sw = None if p.sample_weight is None else p.sample_weight[rows]
         return decoder.aggregation_problem(Q, p.y[rows], p.code, p.output, sw)
 
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     @restore_on_failure
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Choose ``alpha`` by cross-validation, then fit on all data.

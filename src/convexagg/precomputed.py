@@ -14,13 +14,11 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_is_fitted,
     check_non_negative,
     column_or_1d,
@@ -28,10 +26,12 @@ from sklearn.utils.validation import (
 )
 
 from ._array_api import array_namespace
+from ._sklearn import fit_context, num_samples
 from ._utils import restore_on_failure
 from .codes import CODE_NAMES, check_code_matrix, make_code
 from .decoders import ConvexDecoder
 from .losses import OUTPUT_KINDS
+from .validation import check_sample_weight, check_targets
 
 __all__ = ["OutputDecoderClassifier"]
 
@@ -232,11 +232,11 @@ or callable
                 f"sample_weight was given but {type(decoder).__name__}.fit does not take "
                 "sample_weight; use a decoder that does (ConvexDecoder) or fit without weights."
             )
-        return {"sample_weight": _check_sample_weight(sample_weight, X)}
+        return {"sample_weight": check_sample_weight(sample_weight, num_samples(X))}
 
     # -- fit --------------------------------------------------------------------------------
 
-    @_fit_context(prefer_skip_nested_validation=False)  # the decoder validates its own
+    @fit_context(prefer_skip_nested_validation=False)  # the decoder validates its own
     @restore_on_failure  # validate_data sets n_features_in_ before the decoder can fail
     def fit(self, X, y, sample_weight=None):
         """Fit the decoder on binary outputs ``X`` and labels ``y``.
@@ -266,7 +266,7 @@ or callable
         if namespace is not None:  # labels on the host (any type); X stays on its device
             y = namespace.to_host(y) if array_namespace(y) is not None else y
         y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        check_targets(y)
         self._check_probabilities(X)
         encoder = LabelEncoder().fit(y)
         if encoder.classes_.size < 2:

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .aggregation import discrepancies, side_weights, stack_losses
 from .losses import binary_losses, check_binary_outputs
+from .validation import check_class_indices, check_columns_match_code
 
 __all__ = [
     "GeneralizationBound",
@@ -248,12 +249,9 @@ def generalization_bound(decoder, Q, y, *, B=None, epsilon=0.05):
         )
     Q = check_binary_outputs(Q, decoder.output_)
     y = np.asarray(y)
-    if Q.shape[1] != code.shape[1] or y.shape != (Q.shape[0],):
-        raise ValueError(
-            f"Q must have {code.shape[1]} columns and y one label per row; got shapes "
-            f"{Q.shape} and {y.shape}."
-        )
-    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= code.shape[0]:
-        raise ValueError("y must hold integer class indices in 0..n_classes-1.")
+    check_columns_match_code(Q, code)
+    if y.shape != (Q.shape[0],):
+        raise ValueError(f"y must have one label per row of Q ({Q.shape[0]}); got shape {y.shape}.")
+    check_class_indices(y, code.shape[0])
     L = stack_losses(*binary_losses(Q, decoder.loss, decoder.output_))
     return margin_bound(L, code, y, decoder.weights_, B=B, epsilon=epsilon)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from ..validation import check_sample_weight as validated_sample_weight
 from .base import ObjectiveBase
 from .discrepancy import discrepancies, pullback, side_indicators, side_weights
 from .penalty import Penalty
@@ -30,7 +31,7 @@ __all__ = ["DenseObjective", "check_sample_weight"]
 
 
 def check_sample_weight(sample_weight, n_samples):
-    """Validate sample weights: float64 of length ``n_samples``, finite, ``>= 0``, not all 0.
+    """Validate sample weights (:func:`convexagg.validation.check_sample_weight`), scaled.
 
     Parameters
     ----------
@@ -47,20 +48,8 @@ def check_sample_weight(sample_weight, n_samples):
         exact for weights near the float range's ends (1e308 overflows the sum,
         5e-324 loses every digit in it).
     """
-    if sample_weight is None:
-        return np.ones(n_samples)
-    s = np.asarray(sample_weight, dtype=np.float64)
-    if s.shape != (n_samples,):
-        raise ValueError(
-            f"sample_weight must have shape ({n_samples},), one weight per sample; "
-            f"got shape {s.shape}."
-        )
-    if not np.all(np.isfinite(s)) or s.min(initial=0.0) < 0:
-        raise ValueError("sample_weight must be finite and >= 0.")
-    top = s.max(initial=0.0)
-    if not top > 0:
-        raise ValueError("sample_weight sums to 0; at least one sample needs a positive weight.")
-    return s / top
+    s = validated_sample_weight(sample_weight, n_samples)
+    return s / s.max()
 
 
 class DenseObjective(ObjectiveBase):

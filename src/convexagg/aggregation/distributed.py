@@ -51,6 +51,7 @@ import numpy as np
 
 from .._dask import aligned_labels, import_dask_array, row_blocks
 from ..losses import check_binary_outputs
+from ..validation import check_class_indices, check_columns_match_code, check_sample_weight
 from .base import ObjectiveBase
 from .blocked import BlockedObjective
 from .penalty import Penalty
@@ -146,16 +147,10 @@ def block_sums(
     Q = check_binary_outputs(Q, output)
     y = np.asarray(y)
     K = code.shape[0]
-    if y.size and (y.min() < 0 or y.max() >= K):
-        raise ValueError(
-            f"y must hold integer class indices in 0..n_classes-1 (n_classes={K} rows of the "
-            f"code); a block holds labels in [{y.min()}, {y.max()}]."
-        )
+    check_class_indices(y, K)
     n_vars = code.shape[1] + (K if fit_intercept else 0)
     if sample_weight is not None:
-        s = np.asarray(sample_weight, dtype=np.float64)
-        if not np.all(np.isfinite(s)) or s.min(initial=0.0) < 0:
-            raise ValueError("sample_weight must be finite and >= 0.")
+        s = check_sample_weight(sample_weight, Q.shape[0], allow_zero_sum=True)
         if not s.sum() > 0:  # nothing to add, and BlockedObjective refuses all-zero weights
             hess = np.zeros((n_vars, n_vars)) if with_hessian else None
             return BlockSums(0.0, 0.0, np.zeros(n_vars), hess)
@@ -293,11 +288,7 @@ class DaskObjective(ObjectiveBase):
 
         Q = row_blocks(Q, require_known_rows=True)
         self.code = np.asarray(code)
-        if Q.shape[1] != self.code.shape[1]:
-            raise ValueError(
-                f"Q has {Q.shape[1]} columns but the code matrix has {self.code.shape[1]} "
-                "classifiers (columns); they must match."
-            )
+        check_columns_match_code(Q, self.code)
         row_chunks = tuple(int(c) for c in Q.chunks[0])
         y = aligned_labels(y, row_chunks, Q.shape[0])
         self.n_samples = int(sum(row_chunks))

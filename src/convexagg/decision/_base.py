@@ -7,8 +7,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ..validation import check_targets
 
 __all__ = ["DecisionClassifierBase", "check_proba", "out_of_fold_model"]
 
@@ -57,7 +58,7 @@ class DecisionClassifierBase(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
         y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        check_targets(y)
         return y
 
     def _fit_estimator(self, X, y, sample_weight=None):

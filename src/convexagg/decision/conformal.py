@@ -41,13 +41,13 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
+from .._sklearn import num_samples
 from ..binary import predict_binaries
 from ._base import DecisionClassifierBase, check_proba, out_of_fold_model
 
@@ -338,7 +338,7 @@ class ConformalClassifier(DecisionClassifierBase):
         check_is_fitted(self, "calibration_scores_")
         u = None
         if self.conformity_score == "aps":  # one draw per sample, shared by every fold
-            u = np.random.RandomState(self._predict_seed).uniform(size=_num_samples(X))
+            u = np.random.RandomState(self._predict_seed).uniform(size=num_samples(X))
         if self.cv != "out_of_fold":
             return class_scores(self._proba(X), self.conformity_score, u)[np.newaxis]
         model = self._fitted_model()

@@ -17,6 +17,7 @@ makes every decision equal.
 from __future__ import annotations
 
 import numpy as np
+
 from ._base import DecisionClassifierBase, check_proba
 
 __all__ = ["CostSensitiveClassifier", "check_cost_matrix", "expected_costs", "min_cost_decision"]

@@ -39,8 +39,9 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
+from ..validation import check_sample_weight
 from ._base import DecisionClassifierBase, check_proba, out_of_fold_model
 
 __all__ = ["PriorShiftClassifier", "check_priors", "em_priors", "shift_priors"]
@@ -171,7 +172,7 @@ def em_priors(
     K = proba.shape[1] if proba.ndim == 2 else -1
     log_proba = _log(check_proba(proba, K, "proba"))
     pi = check_priors(training_priors, K, "training_priors", positive=True)
-    w = _check_sample_weight(sample_weight, log_proba)
+    w = check_sample_weight(sample_weight, log_proba.shape[0])
     q = pi
     for n_iter in range(1, max_iter + 1):
         posteriors = np.exp(_shifted_log(log_proba, pi, q))  # E step
@@ -227,9 +228,9 @@ class PriorShiftClassifier(DecisionClassifierBase):
         calibrated; where they are not (small data sets), it is the prior
         under which EM estimates no shift on data like the training data,
         and EM from the frequencies would "find" the calibration error as a
-        shift (QUALITY.md measures both). ``"frequencies"``: the (weighted) class frequencies of ``y``
-        in ``fit``. ``"auto"``: ``"oof"`` when the estimator has out-of-fold
-        probabilities, else ``"frequencies"``. An array: these priors.
+        shift (QUALITY.md measures both). ``"frequencies"``: the (weighted)
+        class frequencies of ``y`` in ``fit``. ``"auto"``: ``"oof"`` when the
+        estimator has out-of-fold probabilities, else ``"frequencies"``. An array: these priors.
     max_iter : int, default=1000
         Most EM iterations (``priors="em"``).
     tol : float, default=1e-6
@@ -252,7 +253,9 @@ class PriorShiftClassifier(DecisionClassifierBase):
     >>> from convexagg import ConvexAggregationClassifier
     >>> from convexagg.decision import PriorShiftClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = PriorShiftClassifier(ConvexAggregationClassifier(cv="in_sample"), priors=[0.8, 0.1, 0.1])
+    >>> clf = PriorShiftClassifier(
+    ...     ConvexAggregationClassifier(cv="in_sample"), priors=[0.8, 0.1, 0.1]
+    ... )
     >>> clf.fit(X, y).predict_proba(X[:1]).round(2)
     array([[1., 0., 0.]])
     """
@@ -309,7 +312,7 @@ class PriorShiftClassifier(DecisionClassifierBase):
         self._check_priors(K)
         if not isinstance(self.training_priors, str):
             return self
-        w = _check_sample_weight(sample_weight, y)
+        w = check_sample_weight(sample_weight, len(y))
         model = None if self.training_priors == "frequencies" else out_of_fold_model(estimator)
         rows = None
         if model is not None:

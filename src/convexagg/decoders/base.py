@@ -31,6 +31,7 @@ from .._array_api import array_namespace
 from .._utils import restore_on_failure
 from ..codes import check_code_matrix
 from ..losses import OUTPUT_KINDS, check_binary_outputs
+from ..validation import check_class_indices, check_columns_match_code
 
 __all__ = ["BaseDecoder", "check_fit_inputs"]
 
@@ -47,21 +48,13 @@ def check_fit_inputs(Q, y, code, output="proba"):
     Q = check_binary_outputs(Q, output)
     if Q.shape[0] == 0:
         raise ValueError("Q has 0 rows (samples); at least one is needed to fit a decoder.")
-    if Q.shape[1] != code.shape[1]:
-        raise ValueError(
-            f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
-            "classifiers (columns); they must match."
-        )
+    check_columns_match_code(Q, code)
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != Q.shape[0]:
         raise ValueError(
             f"y must be 1-D with one label per row of Q ({Q.shape[0]}), got shape {y.shape}."
         )
-    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= code.shape[0]:
-        raise ValueError(
-            "y must hold integer class indices in 0..n_classes-1 "
-            f"(n_classes={code.shape[0]} rows of the code)."
-        )
+    check_class_indices(y, code.shape[0])
     return Q, y.astype(np.intp), code
 
 

@@ -6,7 +6,7 @@ from numbers import Real
 
 import numpy as np
 from scipy.special import log_softmax
-from sklearn.base import _fit_context, clone
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -14,6 +14,7 @@ from .._array_api import array_namespace
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
 from .._legacy import LEGACY_CONSTRAINTS, legacy_solver, not_given
+from .._sklearn import fit_context
 from ..aggregation import (
     MAX_ALPHA,
     PENALTIES,
@@ -480,7 +481,7 @@ class ConvexDecoder(BaseDecoder):
                 flush=True,
             )
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba", sample_weight=None):
         """Learn the aggregation weights.
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
 
+from .._sklearn import fit_context
 from ..aggregation import output_discrepancies
 from ..losses import LOSSES, binary_losses
 from .base import BaseDecoder
@@ -81,7 +81,7 @@ class LossBasedDecoder(BaseDecoder):
         self.dont_care = dont_care
         self.average = average
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba"):
         """Record the code and the fixed weights (nothing is learned).
 

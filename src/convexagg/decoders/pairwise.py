@@ -5,13 +5,12 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .bradley_terry import (
-    BradleyTerryDecoder,
+from .._sklearn import fit_context
+from .bradley_terry import BradleyTerryDecoder
+from .gbtm import (
     check_bradley_terry_conditions,
-    generalized_bradley_terry,
     resolve_weights,
 )
 
@@ -152,7 +151,7 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
     * ``method="hastie_tibshirani"`` -- Hastie & Tibshirani's coupling: minimise
       ``sum_{a<b} v_ab KL2(r_ab || p_a / (p_a + p_b))`` by their iterative scaling.
       This is exactly GBTM on a one-vs-one code, and is computed by the same
-      engine (:func:`~convexagg.decoders.bradley_terry.generalized_bradley_terry`).
+      engine (:func:`~convexagg.decoders.gbtm.generalized_bradley_terry`).
 
     Only one-vs-one codes are accepted (any column order and orientation);
     :meth:`fit` raises ``ValueError`` otherwise. Outputs are clipped to
@@ -219,7 +218,7 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
         self.tol = tol
         self.max_iter = max_iter
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba"):
         """Check the code is one-vs-one and resolve the pair weights.
 
@@ -267,15 +266,7 @@ class PairwiseCouplingDecoder(BradleyTerryDecoder):
         """
         if self.method != "hastie_tibshirani":
             raise AttributeError("decode is only available for method='hastie_tibshirani'.")
-        return generalized_bradley_terry(
-            self._clipped(Q),
-            self.code_,
-            self.weights_,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            p0=p0,
-            record_history=record_history,
-        )
+        return super().decode(Q, p0=p0, record_history=record_history)
 
     def predict_proba(self, Q):
         """Coupled class probabilities.

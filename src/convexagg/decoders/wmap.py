@@ -23,19 +23,19 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .bradley_terry import (
-    BradleyTerryDecoder,
-    _split_code,
-    _team_sums,
+from .._sklearn import fit_context
+from .bradley_terry import BradleyTerryDecoder
+from .gbtm import (
     check_bradley_terry_conditions,
     generalized_bradley_terry,
     resolve_weights,
+    split_code,
     team_hessian,
     team_objective,
+    team_sums,
 )
 
 __all__ = ["WMAPDecoder", "wmap_criterion_gradient"]
@@ -88,8 +88,8 @@ def wmap_criterion_gradient(R, code, w, P, y, prior, criterion="log_likelihood")
         H[bad] += 1e-8 * np.eye(K)
     u = np.linalg.solve(H, g_theta[:, :, None])[:, :, 0]
     u[~finite] = 0.0
-    pos, neg = _split_code(code)
-    plus, minus, total = _team_sums(P, pos, neg)
+    pos, neg = split_code(code)
+    plus, minus, total = team_sums(P, pos, neg)
     up = u * P
     ug = (up @ (pos + neg)) / total - R * (up @ pos) / plus - (1 - R) * (up @ neg) / minus
     # every column, also those at w_j = 0: L-BFGS-B needs their gradient to
@@ -225,7 +225,7 @@ class WMAPDecoder(BradleyTerryDecoder):
             record_history=record_history,
         )
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, Q, y, code, output="proba"):
         """Set (or learn) the aggregation weights.
 

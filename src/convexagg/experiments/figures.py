@@ -35,7 +35,7 @@ from ..io import atomic_write
 from ..path import regularization_path
 from .methods import MethodContext, make_decoder
 from .protocol import PAPER_SOLVER, Protocol, fit_tuned_binaries, make_split
-from .runner import _json_dict, _write_json, read_cached
+from .runner import json_dict, read_cached, write_json
 
 __all__ = ["figure3", "figure4", "figure5", "make_figures"]
 
@@ -232,13 +232,13 @@ def _gaussian_run(K, run, n_train, n_test, ecoc_candidates):
 
 def _gaussian_task(K, run, n_train, n_test, ecoc_candidates, cache_dir):
     path = Path(cache_dir) / f"K{K:02d}_run{run:02d}.json"
-    cached = read_cached(path, _json_dict)
+    cached = read_cached(path, json_dict)
     if cached is not None:
         return K, run, cached
     start = time.perf_counter()
     result = _gaussian_run(K, run, n_train, n_test, ecoc_candidates)
     result["seconds"] = time.perf_counter() - start
-    _write_json(path, result)
+    write_json(path, result)
     return K, run, result
 
 

@@ -57,7 +57,16 @@ from .protocol import (
 )
 from .tables import METRICS
 
-__all__ = ["RunConfig", "Task", "collect_rows", "plan", "read_cached", "run"]
+__all__ = [
+    "RunConfig",
+    "Task",
+    "collect_rows",
+    "json_dict",
+    "plan",
+    "read_cached",
+    "run",
+    "write_json",
+]
 
 CODES = ("ovo", "ovr", "ecoc")
 
@@ -143,7 +152,8 @@ def read_cached(path, read):
         return None
 
 
-def _json_dict(path):
+def json_dict(path):
+    """The JSON object (a dict) stored at ``path``; a ``ValueError`` for any other value."""
     value = json.loads(Path(path).read_text())
     if not isinstance(value, dict):
         raise ValueError(f"{path} does not hold a JSON object")
@@ -154,14 +164,15 @@ def _result_dict(path):
     """A cached method result; one without every metric of :func:`metrics` (written by
     an older convexagg, before the calibration errors) is outdated: recomputed, from
     the cached binary outputs for aggregation methods."""
-    row = _json_dict(path)
+    row = json_dict(path)
     missing = [key for key in PROBABILITY_METRICS if key not in row]
     if missing:
         raise KeyError(f"{path} lacks {missing}")
     return row
 
 
-def _write_json(path, obj):
+def write_json(path, obj):
+    """Write ``obj`` as JSON to ``path`` atomically (NumPy numbers and arrays as JSON's)."""
     data = json.dumps(obj, indent=1, sort_keys=True, default=_json_default).encode()
     _atomic_write(path, lambda h: h.write(data))
 
@@ -327,7 +338,7 @@ def _run_agg(task, cfg):
             continue
         row.update(common)
         path = _agg_dir(cfg, task.dataset, task.base, task.code, task.rep) / f"{method}.json"
-        _write_json(path, row)
+        write_json(path, row)
     if failures:
         raise _MethodFailures("\n".join(failures))
 
@@ -366,7 +377,7 @@ def _run_direct(task, cfg):
         n_train=int(split.y_train.size),
         n_test=int(split.y_test.size),
     )
-    _write_json(_direct_dir(cfg, task.dataset, task.rep) / f"{method}.json", row)
+    write_json(_direct_dir(cfg, task.dataset, task.rep) / f"{method}.json", row)
 
 
 def _execute(task, cfg, single_thread):
@@ -422,7 +433,7 @@ def collect_rows(cfg):
                         for code in cfg.codes
                     ]
                 for code, path, row_base in paths:
-                    cached = read_cached(path, _json_dict)
+                    cached = read_cached(path, json_dict)
                     if cached is None:
                         continue
                     row = {k: np.nan for k in ROW_KEYS}
@@ -519,7 +530,7 @@ def run(cfg, progress=True, log=print):
     """
     cfg.validate()
     cfg.cache.mkdir(parents=True, exist_ok=True)
-    _write_json(
+    write_json(
         cfg.cache / "protocol.json",
         {
             "protocol": asdict(cfg.protocol),

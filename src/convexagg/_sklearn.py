@@ -1,0 +1,25 @@
+"""scikit-learn's non-public helpers that convexagg relies on, reached from this one
+module: every other module imports them from here under public names, so that a
+change in scikit-learn (a helper renamed or moved) is fixed in one place.
+
+``fit_context`` validates an estimator's parameters once per ``fit`` (the
+decorator scikit-learn's own estimators use); ``routing_enabled`` says whether
+metadata routing is on; ``num_samples`` and ``check_method_params`` read the
+length of an input and slice fit parameters by rows as scikit-learn's
+cross-validation does; ``validate_style_kwargs`` merges a display's style
+keywords as scikit-learn's displays do.
+"""
+
+from sklearn.base import _fit_context as fit_context
+from sklearn.utils._plotting import _validate_style_kwargs as validate_style_kwargs
+from sklearn.utils.metadata_routing import _routing_enabled as routing_enabled
+from sklearn.utils.validation import _check_method_params as check_method_params
+from sklearn.utils.validation import _num_samples as num_samples
+
+__all__ = [
+    "check_method_params",
+    "fit_context",
+    "num_samples",
+    "routing_enabled",
+    "validate_style_kwargs",
+]

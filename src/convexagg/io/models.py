@@ -1,0 +1,328 @@
+"""Model persistence with skops: :func:`save` writes a model atomically after
+loading it back; :func:`load` checks the file's shape against limits, then refuses
+every type neither skops nor convexagg trusts (:func:`trusted_types`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import io as _io
+import re
+import zipfile
+import zlib
+
+import numpy as np
+
+from .files import atomic_write, read_limited
+
+__all__ = [
+    "MAX_SCHEMA_BYTES",
+    "MAX_SCHEMA_DEPTH",
+    "UntrustedTypeError",
+    "json_depth",
+    "load",
+    "save",
+    "trusted_types",
+]
+
+
+class UntrustedTypeError(ValueError):
+    """A model file holds types that are not trusted; ``types`` lists them.
+
+    Parameters
+    ----------
+    message : str
+        The error message, naming the types and how to trust them.
+    types : iterable of str
+        The untrusted type names, kept as the ``types`` attribute.
+    """
+
+    def __init__(self, message, types):
+        super().__init__(message)
+        self.types = list(types)
+
+
+# Limits :func:`load` checks before skops parses anything. A real convexagg model
+# nests about 20 levels deep; skops' loader recurses a few Python frames per level
+# (400 levels still load under Python's default recursion limit).
+MAX_SCHEMA_DEPTH = 200
+# The object tree's JSON: a digits model (one-vs-one, 45 binaries, cv=5: 270
+# fitted learners) has 2.8 MB; 256 MiB leaves room for codes of thousands of
+# columns. It is read whole (and then parsed by skops), so it is bounded on its own.
+MAX_SCHEMA_BYTES = 2**28
+DEFAULT_MAX_BYTES = 2**33  # 8 GiB: the file, and its members uncompressed
+
+
+def _type_name(cls):
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _public_classes():
+    """Every class the public convexagg modules export (``__all__``), exceptions aside.
+
+    Read from the package rather than listed by hand, so a new estimator, decoder
+    or solver configuration is trusted as soon as it is exported.
+    """
+    classes = set()
+    for name in (
+        "convexagg",
+        "convexagg.decoders",
+        "convexagg.binary",
+        "convexagg.solvers",
+        "convexagg.aggregation",
+        "convexagg.model_selection",
+        "convexagg.path",
+    ):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue  # a subpackage this version does not have
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr, None)
+            if (
+                inspect.isclass(obj)
+                and obj.__module__.startswith("convexagg")
+                and not issubclass(obj, BaseException)
+            ):
+                classes.add(obj)
+    return classes
+
+
+def trusted_types():
+    """Type names (as skops writes them) that :func:`load` accepts beyond skops' defaults.
+
+    Every public convexagg class (the estimators, including
+    ``ConvexAggregationClassifierCV``, every decoder, the result objects, the
+    constant stand-in for one-sided binary problems), the scikit-learn
+    estimators convexagg builds by default (``LogisticRegression``; the command
+    line's ``MaxAbsScaler`` and ``StandardScaler`` in a ``Pipeline``) and
+    ``numpy.dtype``.
+
+    Returns
+    -------
+    names : list of str
+        Sorted type names, such as ``"convexagg.estimator.ConvexAggregationClassifier"``.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MaxAbsScaler, StandardScaler
+
+    classes = _public_classes() | {LogisticRegression, Pipeline, MaxAbsScaler, StandardScaler}
+    return sorted({_type_name(cls) for cls in classes} | {"numpy.dtype"})
+
+
+def save(model, path, inputs=()):
+    """Write ``model`` to ``path`` with skops, atomically.
+
+    Parameters
+    ----------
+    model : object
+        Typically a fitted convexagg estimator; any object skops can persist.
+    path : str or path-like
+        Conventionally ending in ``.skops``. Refused as :func:`check_output_path`
+        says (``-``, a directory, an input, a block device); a character device
+        such as ``/dev/null`` is written in place, never replaced.
+    inputs : iterable of str or path-like, default=()
+        Files ``path`` must not replace (the data the model was fitted on).
+
+    Raises
+    ------
+    ValueError
+        If the file could not be loaded back: the model holds an object skops
+        stores by name but cannot find again (a lambda, a function defined
+        inside another function). Nothing is written then.
+    """
+    import skops.io as sio
+
+    data = sio.dumps(model)  # serialise first: nothing is written if this fails
+    try:  # the model's own types: trusting them runs nothing the caller did not have
+        sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    except Exception as exc:  # noqa: BLE001 - whatever skops raises, the file is unusable
+        raise ValueError(
+            f"cannot save the model to {path}: the file could not be loaded back "
+            f"({type(exc).__name__}: {_first_line(exc)}); a lambda or a function defined "
+            "inside another function cannot be saved: use a function defined at the top "
+            "level of a module. Nothing was written."
+        ) from exc
+    with atomic_write(path, "wb", inputs=inputs) as f:
+        f.write(data)
+
+
+def _first_line(exc):
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+_DEPTH_STEP = np.zeros(256, dtype=np.int8)
+_DEPTH_STEP[[ord("["), ord("{")]] = 1
+_DEPTH_STEP[[ord("]"), ord("}")]] = -1
+
+
+def json_depth(data, chunk=2**20):
+    """Deepest nesting of ``[`` / ``{`` in JSON bytes, without parsing (no recursion).
+
+    By chunks of ``chunk`` bytes: a few MiB of work arrays whatever the size (the
+    whole-file arrays cost 18 bytes per byte, 593 MiB for a 32 MiB schema).
+    """
+    bare = _JSON_STRING.sub(b'""', data)
+    depth = deepest = 0
+    for start in range(0, len(bare), chunk):
+        step = _DEPTH_STEP[np.frombuffer(bare, np.uint8, min(chunk, len(bare) - start), start)]
+        levels = np.cumsum(step, dtype=np.int64)
+        if levels.size:
+            deepest = max(deepest, depth + int(levels.max()))
+            depth += int(levels[-1])
+    return deepest
+
+
+def _read_npy_header(handle):
+    version = np.lib.format.read_magic(handle)
+    reader = getattr(np.lib.format, "_read_array_header", None)
+    if reader is not None:
+        return version, reader(handle, version)
+    read = np.lib.format.read_array_header_1_0
+    return version, (read if version == (1, 0) else np.lib.format.read_array_header_2_0)(handle)
+
+
+# What zipfile raises on damaged bytes: a bad header, a bad stream, an unknown method,
+# an encrypted member (RuntimeError).
+_DAMAGED_ZIP = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    RuntimeError,
+    NotImplementedError,
+)
+
+
+def _check_model_file(path, data, max_bytes):
+    """Refuse a skops file that would exhaust the stack or the memory when loaded."""
+    try:
+        archive = zipfile.ZipFile(_io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+        raise ValueError(f"{path} is not a skops model file ({exc}).") from None
+    total = sum(m.file_size for m in members)
+    if total > max_bytes:
+        raise ValueError(
+            f"{path}: its content claims {total} bytes uncompressed, above the limit of "
+            f"{max_bytes} (max_bytes); refusing to load it."
+        )
+    names = {m.filename: m for m in members}
+    if "schema.json" not in names:
+        raise ValueError(f"{path} is not a skops model file (no schema.json).")
+    if names["schema.json"].file_size > MAX_SCHEMA_BYTES:
+        raise ValueError(
+            f"{path}: its schema.json claims {names['schema.json'].file_size} bytes, above the "
+            f"limit of {MAX_SCHEMA_BYTES} (MAX_SCHEMA_BYTES); refusing to load it."
+        )
+    try:  # every member's checksum, by chunks (each at most its claimed size)
+        bad = archive.testzip()
+    except _DAMAGED_ZIP as exc:
+        raise ValueError(f"{path} is a corrupt skops model file ({exc}).") from None
+    if bad is not None:
+        raise ValueError(f"{path} is a corrupt skops model file (bad checksum in {bad}).")
+    depth = json_depth(archive.read("schema.json"))
+    if depth > MAX_SCHEMA_DEPTH:
+        raise ValueError(
+            f"{path}: its object tree is nested {depth} levels deep, above the limit of "
+            f"{MAX_SCHEMA_DEPTH}; refusing to load it (a model convexagg writes has about 20)."
+        )
+    for member in members:
+        if not member.filename.endswith(".npy"):
+            continue
+        with archive.open(member) as handle:
+            try:
+                _, (shape, _, dtype) = _read_npy_header(handle)
+            except Exception as exc:  # noqa: BLE001 - any parse failure of untrusted bytes
+                raise ValueError(
+                    f"{path}: array {member.filename} has a corrupt header ({exc})."
+                ) from None
+            size = handle.tell()
+        n_values = int(np.prod(shape, dtype=object))
+        if n_values * dtype.itemsize > member.file_size - size:
+            raise ValueError(
+                f"{path}: array {member.filename} claims {n_values} values of {dtype} "
+                f"({n_values * dtype.itemsize} bytes) but holds {member.file_size - size} "
+                "bytes; refusing to load a corrupt or crafted file."
+            )
+
+
+def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
+    """Read a model written by :func:`save`, refusing untrusted types and crafted files.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save`.
+    trusted : list of str, default=None
+        Extra type names (as in the error message) to accept for this file.
+    max_bytes : int, default=2**33
+        Largest size of the file, and largest total uncompressed size of its members.
+
+    Returns
+    -------
+    model : object
+        The object that was saved.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    UntrustedTypeError
+        If the file holds a type neither skops nor convexagg trusts and that is
+        not in ``trusted``; nothing from the file is instantiated.
+    ValueError
+        If ``path`` is not a regular file (a device, a named pipe), is not a
+        skops file or is damaged (a bad checksum, a tree skops cannot build),
+        or breaks a limit: the file or its content is larger than
+        ``max_bytes``, its ``schema.json`` larger than :data:`MAX_SCHEMA_BYTES`
+        or nested deeper than :data:`MAX_SCHEMA_DEPTH`, or an array header
+        claims more values than its bytes hold. The limits are checked before
+        anything is parsed or allocated.
+    """
+    if trusted is None:
+        trusted = []
+    elif not isinstance(trusted, (list, tuple, set, frozenset)) or not all(
+        isinstance(t, str) for t in trusted
+    ):
+        raise TypeError(
+            f"trusted must be a list of type names (str), got {trusted!r}; "
+            "trusting everything at once is not supported."
+        )
+    import skops.io as sio
+
+    # read once (what is checked is what is loaded), bounded before reading
+    data = read_limited(path, max_bytes, "a model file")
+    _check_model_file(path, data, max_bytes)
+    try:
+        untrusted = sio.get_untrusted_types(data=data)
+    except Exception as exc:  # noqa: BLE001 - any parse failure of untrusted bytes
+        raise ValueError(f"{path} is not a skops model file ({exc}).") from None
+    refused = sorted(set(untrusted) - set(trusted_types()) - set(trusted))
+    if refused:
+        raise UntrustedTypeError(
+            f"{path} contains types convexagg does not trust: {refused}. Loading them "
+            "could run code from the file; if you trust its origin, pass "
+            f"trusted={refused!r}.",
+            refused,
+        )
+    try:
+        return sio.loads(data, trusted=list(untrusted))
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a crafted or damaged tree of trusted types
+        raise ValueError(
+            f"{path} is a corrupt or crafted skops model file: loading it failed "
+            f"({type(exc).__name__}: {_first_line(exc)})."
+        ) from exc
+
+
+# --------------------------------------------------------------------------- CSV
+
+# Field texts that mean "no value" (pandas' defaults, compared case-insensitively).
