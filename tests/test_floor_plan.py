@@ -34,6 +34,7 @@ FLOORS = [
         "_arguments",
         "_dask",
         "_array_api",
+        "_legacy",
         "validation",
         "codes",
         "losses",
