@@ -8,7 +8,7 @@ in-sample protocol (per fold: binaries trained on the fold's other rows, the
 weights fitted on their outputs there, scored on the held-out rows; then the
 binaries and the weights refitted on all rows):
 
-* this version: ``ConvexAggregationClassifierCV(alphas=13, alpha_cv=5, cv=None)``
+* this version: ``ConvexAggregationClassifierCV(alphas=13, alpha_cv=5, cv="in_sample")``
   (the decoder's model and default solver, the path on the class-blocked objective);
 * version 0.1 (``--baseline`` commit, default the last commit of 0.1): its
   ``ConvexAggregationClassifierCV(alphas=13, cv=5)`` (the path on the dense
@@ -71,7 +71,7 @@ def child(src, data_dir, cache_dir, version):
     setattr(ms, name, timed("path", getattr(ms, name)))
     if version == "new":
         clf = ms.ConvexAggregationClassifierCV(
-            LogisticRegression(), code="ovo", alphas=13, alpha_cv=5, cv=None
+            LogisticRegression(), code="ovo", alphas=13, alpha_cv=5, cv="in_sample"
         )
     else:
         clf = ms.ConvexAggregationClassifierCV(LogisticRegression(), code="ovo", alphas=13, cv=5)

@@ -11,8 +11,8 @@ and ``CalibratedClassifierCV(OneVsOneClassifier(...), method="temperature")``
 with 5 folds (probabilities out of fold, as the default's; the 0.2 target: at
 most 1.2x its time). The convex aggregation is timed as ``ConvexAggregationClassifier()``
 gives it (its default out-of-fold weights), with the paper's protocol
-(``cv=None``: weights on the training rows' outputs) and with the paper's whole
-preset (``cv=None, solver="interior_point"``). Test accuracy and log-loss are
+(``cv="in_sample"``: weights on the training rows' outputs) and with the paper's whole
+preset (``cv="in_sample", solver="interior_point"``). Test accuracy and log-loss are
 recorded beside the times, and one more fit of the paper's protocol is timed by
 stage (fitting the binaries, their outputs on the training rows, the weights).
 """
@@ -59,12 +59,12 @@ def main():
         "ConvexAggregationClassifier() (default)": lambda j: ConvexAggregationClassifier(
             LogisticRegression(), n_jobs=j
         ),
-        "ConvexAggregation, cv=None (paper's protocol)": lambda j: ConvexAggregationClassifier(
-            LogisticRegression(), cv=None, n_jobs=j
+        "ConvexAggregation, cv='in_sample' (paper's protocol)": (
+            lambda j: ConvexAggregationClassifier(LogisticRegression(), cv="in_sample", n_jobs=j)
         ),
-        "ConvexAggregation, cv=None, interior_point (paper's preset)": (
+        "ConvexAggregation, cv='in_sample', interior_point (paper's preset)": (
             lambda j: ConvexAggregationClassifier(
-                LogisticRegression(), cv=None, n_jobs=j, solver="interior_point"
+                LogisticRegression(), cv="in_sample", n_jobs=j, solver="interior_point"
             )
         ),
     }

@@ -39,7 +39,7 @@ def _model(path):
     X, y = load_iris(return_X_y=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cio.save(ConvexAggregationClassifier(code="ovr", cv=None).fit(X, y), path)
+        cio.save(ConvexAggregationClassifier(code="ovr", cv="in_sample").fit(X, y), path)
     return X
 
 
