@@ -144,6 +144,16 @@ def interior_start(objective, x0, z0):
     return x, z, point
 
 
+def interior_setup(objective, x0, z0, newton):
+    """``(kkt, x, z, point)`` for both interior-point methods: ``newton`` checked
+    first, then the KKT system and the start of :func:`interior_start`."""
+    if newton not in ("cg", "direct"):
+        raise ValueError(f"newton must be 'cg' or 'direct', got {newton!r}.")
+    kkt = KKT(objective)
+    x, z, point = interior_start(objective, x0, z0)
+    return kkt, x, z, point
+
+
 def line_search(objective, kkt, x, z, dx, dz, s, mu, r_norm, sufficient_decrease, backtrack):
     """Backtracking from step ``s`` until ``w, z > 0``, the new point is finite and
     ``|r_mu|`` has dropped by the factor ``1 - sufficient_decrease s`` (eq. 25).
@@ -238,10 +248,7 @@ def interior_point(
         If the start point is not strictly positive or the objective (value or
         gradient) is not finite there.
     """
-    if newton not in ("cg", "direct"):
-        raise ValueError(f"newton must be 'cg' or 'direct', got {newton!r}.")
-    kkt = KKT(objective)
-    x, z, point = interior_start(objective, x0, z0)
+    kkt, x, z, point = interior_setup(objective, x0, z0, newton)
     evaluations = 1
     M = kkt.nb
     mu = kkt.gap(x, z) / (2 * M)

@@ -31,10 +31,9 @@ import numpy as np
 
 from .interior_point import (
     HISTORY_KEYS,
-    KKT,
     WHY,
     NewtonSystem,
-    interior_start,
+    interior_setup,
     line_search,
     record,
     summary,
@@ -140,10 +139,7 @@ def predictor_corrector(
         As :func:`interior_point`; a :class:`~sklearn.exceptions.ConvergenceWarning`
         is emitted when ``max_iter`` is reached first.
     """
-    if newton not in ("cg", "direct"):
-        raise ValueError(f"newton must be 'cg' or 'direct', got {newton!r}.")
-    kkt = KKT(objective)
-    x, z, point = interior_start(objective, x0, z0)
+    kkt, x, z, point = interior_setup(objective, x0, z0, newton)
     evaluations = 1
     M = kkt.nb
     constants = (sufficient_decrease, backtrack, step_fraction)
