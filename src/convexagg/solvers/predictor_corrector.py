@@ -30,15 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from .interior_point import (
-    HISTORY_KEYS,
-    WHY,
     NewtonSystem,
+    converged,
+    interior_finish,
     interior_setup,
     line_search,
     record,
-    summary,
 )
-from .result import History, finish
 
 __all__ = ["predictor_corrector"]
 
@@ -139,12 +137,11 @@ def predictor_corrector(
         As :func:`interior_point`; a :class:`~sklearn.exceptions.ConvergenceWarning`
         is emitted when ``max_iter`` is reached first.
     """
-    kkt, x, z, point = interior_setup(objective, x0, z0, newton)
+    kkt, x, z, point, history = interior_setup(objective, x0, z0, newton, callback)
     evaluations = 1
     M = kkt.nb
     constants = (sufficient_decrease, backtrack, step_fraction)
     target = kkt.gap(x, z) / M
-    history = History(HISTORY_KEYS, callback)
     record(history, kkt, point, x, z, target, 0.0, 0)
     reason = "max_iter"
     n_iter = 0
@@ -173,18 +170,9 @@ def predictor_corrector(
             hessian = system.hessian
         x, z, point = x_new, z_new, new_point
         record(history, kkt, point, x, z, target, s, system.cg_iter)
-        if history.last("residual") <= tol and history.last("gap") <= tol:
+        if converged(history, tol):
             reason = "converged"
             break
-    return finish(
-        x,
-        z,
-        n_iter,
-        reason,
-        history,
-        tol,
-        "predictor-corrector interior point",
-        WHY,
-        evaluations,
-        summary(history),
+    return interior_finish(
+        x, z, n_iter, reason, history, tol, "predictor-corrector interior point", evaluations
     )
