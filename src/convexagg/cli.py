@@ -65,6 +65,7 @@ import warnings
 
 from ._arguments import at_least, csv_list
 from ._optional import MissingDependencyError
+from ._utils import Reporter
 from .experiments import commands
 
 # the bundle `convexagg fit` saves: the model plus what predict needs to read a CSV
@@ -291,20 +292,15 @@ def _check_float_format(fmt):
 # --------------------------------------------------------------------------- fit / predict
 
 
-class _Stages:
-    """``-v``: one line per stage of the command on standard error, with the time since
-    the start; the estimator's own ``verbose`` lines go to standard error too (standard
-    output keeps the result)."""
-
-    def __init__(self, command, verbose):
-        self.command = command
-        self.verbose = verbose
-        self.start = time.perf_counter()
+class _Stages(Reporter):
+    """``-v``: one line per stage of the command (the reporter's ``name``) on standard
+    error, with the time since the start; the estimator's own ``verbose`` lines go to
+    standard error too (standard output keeps the result)."""
 
     def __call__(self, message):
         if self.verbose:
             elapsed = time.perf_counter() - self.start
-            print(f"convexagg {self.command}: [{elapsed:7.1f} s] {message}", file=sys.stderr)
+            print(f"convexagg {self.name}: [{elapsed:7.1f} s] {message}", file=sys.stderr)
             sys.stderr.flush()
 
     def quiet_stdout(self):

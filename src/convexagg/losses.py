@@ -159,15 +159,33 @@ def check_binary_outputs(Q, output="proba"):
     if Q.ndim != 2:
         raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {Q.shape}.")
     # two passes, no temporary: min and max propagate NaN and are +-inf if any entry is
-    lo, hi = Q.min(initial=0.0), Q.max(initial=0.0)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    check_output_range(Q.min(initial=0.0), Q.max(initial=0.0), output)
+    return Q
+
+
+def check_output_range(lo, hi, output, all_finite=True):
+    """Refuse outputs whose extremes are not finite, or outside ``[0, 1]`` for probabilities.
+
+    The values check of :func:`check_binary_outputs` and of the array-API
+    decoders, one message for both.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The smallest and largest output.
+    output : {"proba", "margin"}
+        What the outputs are.
+    all_finite : bool, default=True
+        False where a namespace's min/max may not propagate NaN and some entry is
+        not finite.
+    """
+    if not (np.isfinite(lo) and np.isfinite(hi) and all_finite):
         raise ValueError("Q contains NaN or infinite values; binary outputs must be finite.")
     if output == "proba" and (lo < 0.0 or hi > 1.0):
         raise ValueError(
             "Q holds probabilities (output='proba') but has values outside [0, 1] "
             f"(min {float(lo)!r}, max {float(hi)!r}); pass output='margin' for scores."
         )
-    return Q
 
 
 def check_loss(loss, output):

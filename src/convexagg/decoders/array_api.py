@@ -20,7 +20,7 @@ from ..aggregation.array_api import (
     array_api_losses,
 )
 from ..codes import check_code_matrix
-from ..losses import OUTPUT_KINDS
+from ..losses import OUTPUT_KINDS, check_output_range
 
 __all__ = ["check_outputs", "decision_on_device", "likelihood_on_device", "softmax_on_device"]
 
@@ -60,13 +60,7 @@ def check_outputs(Q, output, namespace, n_columns=None):
     if Q.shape[0] == 0:
         return Q
     lo, hi = float(xp.min(Q)), float(xp.max(Q))
-    if not (np.isfinite(lo) and np.isfinite(hi)) or not bool(xp.all(xp.isfinite(Q))):
-        raise ValueError("Q contains NaN or infinite values; binary outputs must be finite.")
-    if output == "proba" and (lo < 0.0 or hi > 1.0):
-        raise ValueError(
-            "Q holds probabilities (output='proba') but has values outside [0, 1] "
-            f"(min {lo!r}, max {hi!r}); pass output='margin' for scores."
-        )
+    check_output_range(lo, hi, output, all_finite=bool(xp.all(xp.isfinite(Q))))
     return Q
 
 

@@ -630,13 +630,15 @@ class ConvexDecoder(BaseDecoder):
         self.n_passes_ = objective.n_passes
         return self
 
-    def _dask_predict_check(self, Q):
+    def _map_dask(self, method, Q):
+        """``method`` on each block of rows of the Dask array ``Q``, its shape checked first."""
         check_is_fitted(self, "code_")
         if Q.ndim != 2 or Q.shape[1] != self.code_.shape[1]:
             raise ValueError(
                 f"Q must have shape (n_samples, {self.code_.shape[1]}) like the binary outputs "
                 f"the decoder was fitted with, got {Q.shape}."
             )
+        return map_row_blocks(method, Q, self.n_classes_, np.float64, "Q")
 
     def decision_function(self, Q):
         """``-rho``: minus each class's weighted discrepancy (log-probability + constant).
@@ -652,8 +654,7 @@ class ConvexDecoder(BaseDecoder):
             Lazy and block-wise for a Dask ``Q``.
         """
         if is_dask_array(Q):
-            self._dask_predict_check(Q)
-            return map_row_blocks(self.decision_function, Q, self.n_classes_, np.float64, "Q")
+            return self._map_dask(self.decision_function, Q)
         namespace = array_namespace(Q)
         if namespace is not None:
             check_is_fitted(self, "code_")
@@ -689,8 +690,7 @@ class ConvexDecoder(BaseDecoder):
             Rows sum to 1. Lazy and block-wise for a Dask ``Q``.
         """
         if is_dask_array(Q):
-            self._dask_predict_check(Q)
-            return map_row_blocks(self.predict_proba, Q, self.n_classes_, np.float64, "Q")
+            return self._map_dask(self.predict_proba, Q)
         namespace = array_namespace(Q)
         if namespace is not None:
             return softmax_on_device(self.decision_function(Q), namespace)
@@ -710,8 +710,7 @@ class ConvexDecoder(BaseDecoder):
             Finite even where ``predict_proba`` underflows to 0.
         """
         if is_dask_array(Q):
-            self._dask_predict_check(Q)
-            return map_row_blocks(self.predict_log_proba, Q, self.n_classes_, np.float64, "Q")
+            return self._map_dask(self.predict_log_proba, Q)
         namespace = array_namespace(Q)
         if namespace is not None:
             return softmax_on_device(self.decision_function(Q), namespace, log=True)

@@ -144,6 +144,28 @@ def interior_start(objective, x0, z0):
     return x, z, point
 
 
+def interior_setup(objective, x0, z0, newton, callback):
+    """``(kkt, x, z, point, history)`` for both interior-point methods: ``newton``
+    checked first, then the KKT system, the start of :func:`interior_start` and an
+    empty history that calls ``callback``."""
+    if newton not in ("cg", "direct"):
+        raise ValueError(f"newton must be 'cg' or 'direct', got {newton!r}.")
+    kkt = KKT(objective)
+    x, z, point = interior_start(objective, x0, z0)
+    return kkt, x, z, point, History(HISTORY_KEYS, callback)
+
+
+def converged(history, tol):
+    """The paper's stopping rule on the last recorded iterate: ``|r_mu|`` and ``z'w``
+    both ``<= tol``."""
+    return history.last("residual") <= tol and history.last("gap") <= tol
+
+
+def interior_finish(x, z, n_iter, reason, history, tol, method, evaluations):
+    """The result of either interior-point method (this module's reasons and summary)."""
+    return finish(x, z, n_iter, reason, history, tol, method, WHY, evaluations, summary(history))
+
+
 def line_search(objective, kkt, x, z, dx, dz, s, mu, r_norm, sufficient_decrease, backtrack):
     """Backtracking from step ``s`` until ``w, z > 0``, the new point is finite and
     ``|r_mu|`` has dropped by the factor ``1 - sufficient_decrease s`` (eq. 25).
@@ -238,15 +260,11 @@ def interior_point(
         If the start point is not strictly positive or the objective (value or
         gradient) is not finite there.
     """
-    if newton not in ("cg", "direct"):
-        raise ValueError(f"newton must be 'cg' or 'direct', got {newton!r}.")
-    kkt = KKT(objective)
-    x, z, point = interior_start(objective, x0, z0)
+    kkt, x, z, point, history = interior_setup(objective, x0, z0, newton, callback)
     evaluations = 1
     M = kkt.nb
     mu = kkt.gap(x, z) / (2 * M)
     s = 1.0
-    history = History(HISTORY_KEYS, callback)
     record(history, kkt, point, x, z, mu, 0.0, 0)
     reason = "max_iter"
     n_iter = 0
@@ -279,18 +297,7 @@ def interior_point(
             break
         x, z, point = x_new, z_new, new_point
         record(history, kkt, point, x, z, mu, s, system.cg_iter)
-        if history.last("residual") <= tol and history.last("gap") <= tol:
+        if converged(history, tol):
             reason = "converged"
             break
-    return finish(
-        x,
-        z,
-        n_iter,
-        reason,
-        history,
-        tol,
-        "interior point method",
-        WHY,
-        evaluations,
-        summary(history),
-    )
+    return interior_finish(x, z, n_iter, reason, history, tol, "interior point method", evaluations)

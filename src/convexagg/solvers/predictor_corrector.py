@@ -30,16 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from .interior_point import (
-    HISTORY_KEYS,
-    KKT,
-    WHY,
     NewtonSystem,
-    interior_start,
+    converged,
+    interior_finish,
+    interior_setup,
     line_search,
     record,
-    summary,
 )
-from .result import History, finish
 
 __all__ = ["predictor_corrector"]
 
@@ -140,15 +137,11 @@ def predictor_corrector(
         As :func:`interior_point`; a :class:`~sklearn.exceptions.ConvergenceWarning`
         is emitted when ``max_iter`` is reached first.
     """
-    if newton not in ("cg", "direct"):
-        raise ValueError(f"newton must be 'cg' or 'direct', got {newton!r}.")
-    kkt = KKT(objective)
-    x, z, point = interior_start(objective, x0, z0)
+    kkt, x, z, point, history = interior_setup(objective, x0, z0, newton, callback)
     evaluations = 1
     M = kkt.nb
     constants = (sufficient_decrease, backtrack, step_fraction)
     target = kkt.gap(x, z) / M
-    history = History(HISTORY_KEYS, callback)
     record(history, kkt, point, x, z, target, 0.0, 0)
     reason = "max_iter"
     n_iter = 0
@@ -177,18 +170,9 @@ def predictor_corrector(
             hessian = system.hessian
         x, z, point = x_new, z_new, new_point
         record(history, kkt, point, x, z, target, s, system.cg_iter)
-        if history.last("residual") <= tol and history.last("gap") <= tol:
+        if converged(history, tol):
             reason = "converged"
             break
-    return finish(
-        x,
-        z,
-        n_iter,
-        reason,
-        history,
-        tol,
-        "predictor-corrector interior point",
-        WHY,
-        evaluations,
-        summary(history),
+    return interior_finish(
+        x, z, n_iter, reason, history, tol, "predictor-corrector interior point", evaluations
     )
