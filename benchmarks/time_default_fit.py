@@ -1,0 +1,48 @@
+"""One timed fit of the default ``ConvexAggregationClassifier()`` on letter (for A/B runs).
+
+Prints the fit's wall time in seconds. Run it alternately against two checkouts, so that
+the machine's load falls on both alike, e.g.::
+
+    for i in 1 2 3 4; do
+      PYTHONPATH=<old>/src python benchmarks/time_default_fit.py --n-jobs 2
+      PYTHONPATH=<new>/src python benchmarks/time_default_fit.py --n-jobs 2
+    done
+
+The workload is bench_end_to_end.py's: letter, a stratified 90/10 split (seed 0), the
+attributes standardised on the training rows, ``LogisticRegression()`` binaries.
+"""
+
+import argparse
+import os
+import time
+import warnings
+
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from convexagg import ConvexAggregationClassifier
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data-dir", default=os.environ.get("CONVEXAGG_DATA_DIR", "../shared/datasets")
+    )
+    parser.add_argument("--n-jobs", type=int, default=1)
+    args = parser.parse_args()
+    data = pd.read_csv(os.path.join(args.data_dir, "letter.csv.gz"))
+    X, y = data.iloc[:, :-1].to_numpy(float), data.iloc[:, -1].to_numpy()
+    X, _, y, _ = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    clf = ConvexAggregationClassifier(LogisticRegression(), n_jobs=args.n_jobs, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lbfgs's ConvergenceWarning on some binaries
+        start = time.perf_counter()
+        clf.fit(X, y)
+    print(f"{time.perf_counter() - start:.3f}")
+
+
+if __name__ == "__main__":
+    main()
