@@ -329,7 +329,7 @@ def tables(results, splits, draws):
     for name, recs in results.items():
         d = [s for r in recs for s in r["shift"]]
 
-        def ms(key):
+        def ms(key, d=d):
             v = np.array([s[key] for s in d])
             return f"{v.mean():.3f} ± {v.std():.3f}"
 
@@ -421,16 +421,20 @@ def targets(results):
     def verdict(ok):
         return "met" if ok else "missed"
 
+    def outside(coverage, in_range):
+        """The data sets outside the range, with their coverage ("none" if none)."""
+        return ", ".join(f"{n} {c:.3f}" for n, c in coverage.items() if n not in in_range) or "none"
+
     return "\n".join(
         [
             f"- LAC coverage in [0.89, 0.92]: {len(in_range)}/{N} "
             f"({verdict(len(in_range) == N)}; outside: "
-            f"{', '.join(f'{n} {cov[n]:.3f}' for n in cov if n not in in_range) or 'none'})",
+            f"{outside(cov, in_range)})",
             f"- APS coverage in [0.89, 0.92]: {len(in_range_aps)}/{N} "
             f"({verdict(len(in_range_aps) == N)}; outside: "
-            f"{', '.join(f'{n} {cov_aps[n]:.3f}' for n in cov_aps if n not in in_range_aps) or 'none'}"
+            f"{outside(cov_aps, in_range_aps)}"
             f"; averaged over {APS_SEEDS} draws of the uniforms: {len(in_range_seeds)}/{N}, "
-            f"outside: {', '.join(f'{n} {cov_aps_seeds[n]:.3f}' for n in cov_aps_seeds if n not in in_range_seeds) or 'none'})",
+            f"outside: {outside(cov_aps_seeds, in_range_seeds)})",
             f"- LAC set size <= MAPIE's on the same probabilities: {len(smaller)}/{N} "
             f"({verdict(len(smaller) == N)}); APS: {len(smaller_aps)}/{N} "
             f"({verdict(len(smaller_aps) == N)})",

@@ -247,7 +247,10 @@ METHODS = {
     "convexagg ovo+ovr, C4 and alpha cross-validated": (LINEAR, cv_c_alpha("ovo+ovr")),
     "convexagg ovo, C4 and alpha cross-validated": (LINEAR, cv_c_alpha("ovo")),
     "pairwise coupling, same binaries": (LINEAR, _coded("PairwiseCouplingDecoder", cv=FOLDS)),
-    "pairwise coupling, binaries on all rows": (LINEAR, _coded("PairwiseCouplingDecoder", cv="in_sample")),
+    "pairwise coupling, binaries on all rows": (
+        LINEAR,
+        _coded("PairwiseCouplingDecoder", cv="in_sample"),
+    ),
     "Bradley-Terry, same binaries": (LINEAR, _coded("BradleyTerryDecoder", cv=FOLDS)),
     "loss-based, same binaries": (LINEAR, _coded("LossBasedDecoder", cv=FOLDS)),
     "LogisticRegressionCV (multinomial)": (LINEAR, _lrcv),

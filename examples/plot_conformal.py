@@ -30,7 +30,9 @@ from convexagg import ConvexAggregationClassifier
 from convexagg.decision import ConformalClassifier
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 clf = ConvexAggregationClassifier(binary, random_state=0).fit(X_train, y_train)
 model = FrozenEstimator(clf)
@@ -45,12 +47,20 @@ print(f"accuracy of predict: {np.mean(clf.predict(X_test) == y_test):.3f}")
 rates = np.linspace(0.01, 0.3, 30)
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
 for score in ("lac", "aps"):
-    conformal = ConformalClassifier(model, conformity_score=score).fit(X_train, y_train)
+    conformal = ConformalClassifier(model, conformity_score=score).fit(
+        X_train, y_train
+    )
     pvalues = conformal.predict_pvalues(X_test)
     sets = pvalues[None, :, :] > rates[:, None, None]
     coverage = sets[:, np.arange(len(y_test)), y_test].mean(axis=1)
     ax1.plot(1 - rates, coverage, "o-", ms=3, label=score.upper())
-    ax2.plot(1 - rates, sets.sum(axis=2).mean(axis=1), "o-", ms=3, label=score.upper())
+    ax2.plot(
+        1 - rates,
+        sets.sum(axis=2).mean(axis=1),
+        "o-",
+        ms=3,
+        label=score.upper(),
+    )
 ax1.plot([0.7, 1], [0.7, 1], color="grey", ls="--", label="target")
 ax1.set_xlabel("target coverage (1 - error rate)")
 ax1.set_ylabel("test coverage")
@@ -70,12 +80,19 @@ fig.tight_layout()
 fig, ax = plt.subplots(figsize=(8, 3.5))
 width = 0.4
 for shift, mondrian in [(-width / 2, False), (width / 2, True)]:
-    conformal = ConformalClassifier(model, error_rate=0.1, class_conditional=mondrian)
+    conformal = ConformalClassifier(
+        model, error_rate=0.1, class_conditional=mondrian
+    )
     sets = conformal.fit(X_train, y_train).predict_set(X_test)
     hit = sets[np.arange(len(y_test)), y_test]
     per_class = [hit[y_test == k].mean() for k in range(10)]
     label = "class-conditional" if mondrian else "marginal"
-    ax.bar(np.arange(10) + shift, per_class, width, label=f"{label} (size {sets.sum(1).mean():.2f})")
+    ax.bar(
+        np.arange(10) + shift,
+        per_class,
+        width,
+        label=f"{label} (size {sets.sum(1).mean():.2f})",
+    )
 ax.axhline(0.9, color="grey", ls="--")
 ax.set_ylim(0.6, 1.02)
 ax.set_xticks(range(10))

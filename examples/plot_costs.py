@@ -33,7 +33,9 @@ from convexagg.decision import CostSensitiveClassifier, min_cost_decision
 from convexagg.metrics import expected_cost_score
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 clf = ConvexAggregationClassifier(binary, random_state=0).fit(X_train, y_train)
 
@@ -47,7 +49,10 @@ clf = ConvexAggregationClassifier(binary, random_state=0).fit(X_train, y_train)
 oof = confusion_matrix(y_train, clf.classes_[clf.oof_proba_.argmax(axis=1)])
 np.fill_diagonal(oof, 0)
 a, b = np.unravel_index(np.argmax(oof + oof.T), oof.shape)
-print(f"most confused pair: {a} and {b} ({oof[a, b] + oof[b, a]} out-of-fold errors)")
+print(
+    f"most confused pair: {a} and {b} "
+    f"({oof[a, b] + oof[b, a]} out-of-fold errors)"
+)
 
 
 def cost_matrix(penalty):
@@ -65,10 +70,14 @@ def cost_matrix(penalty):
 #
 # The wrapper's decision is :func:`~convexagg.decision.min_cost_decision` on
 # ``predict_proba``: computed once, the probabilities serve every cost matrix.
-costly = CostSensitiveClassifier(FrozenEstimator(clf), cost_matrix=cost_matrix(20))
+costly = CostSensitiveClassifier(
+    FrozenEstimator(clf), cost_matrix=cost_matrix(20)
+)
 costly.fit(X_train, y_train)
 P = clf.predict_proba(X_test)
-assert np.array_equal(costly.predict(X_test), min_cost_decision(P, cost_matrix(20)))
+assert np.array_equal(
+    costly.predict(X_test), min_cost_decision(P, cost_matrix(20))
+)
 
 penalties = [1, 2, 5, 10, 20, 50]
 plain_pred = clf.predict(X_test)
@@ -79,7 +88,10 @@ for penalty in penalties:
     plain.append(expected_cost_score(y_test, plain_pred, cost_matrix=C))
     decided.append(expected_cost_score(y_test, pred, cost_matrix=C))
     accuracy.append(np.mean(pred == y_test))
-    print(f"penalty {penalty:>2}: cost {plain[-1]:.4f} (predict) -> {decided[-1]:.4f}")
+    print(
+        f"penalty {penalty:>2}: cost {plain[-1]:.4f} (predict) "
+        f"-> {decided[-1]:.4f}"
+    )
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
 ax1.plot(penalties, plain, "o-", label="predict (most probable class)")
@@ -89,7 +101,9 @@ ax1.set_xlabel(f"cost of confusing {a} and {b}")
 ax1.set_ylabel("mean realised cost per test digit")
 ax1.legend()
 ax2.plot(penalties, accuracy, "s-", color="C1")
-ax2.axhline(np.mean(plain_pred == y_test), color="C0", ls="--", label="predict")
+ax2.axhline(
+    np.mean(plain_pred == y_test), color="C0", ls="--", label="predict"
+)
 ax2.set_xscale("log")
 ax2.set_xlabel(f"cost of confusing {a} and {b}")
 ax2.set_ylabel("accuracy")

@@ -34,7 +34,9 @@ from convexagg import ConvexAggregationClassifier
 from convexagg.decision import PriorShiftClassifier, em_priors, shift_priors
 
 X, y = load_digits(return_X_y=True)
-X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X, y, stratify=y, random_state=0
+)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 clf = ConvexAggregationClassifier(binary, random_state=0).fit(X_train, y_train)
 model = FrozenEstimator(clf)
@@ -45,7 +47,10 @@ rng = np.random.default_rng(0)
 def resample(priors):
     """Test rows drawn (with replacement) to the class priors ``priors``."""
     counts = rng.multinomial(len(y_test), priors)
-    rows = [rng.choice(np.flatnonzero(y_test == k), size=c) for k, c in enumerate(counts)]
+    rows = [
+        rng.choice(np.flatnonzero(y_test == k), size=c)
+        for k, c in enumerate(counts)
+    ]
     return np.concatenate(rows)
 
 
@@ -67,7 +72,9 @@ observed = np.bincount(y_test[rows], minlength=10) / len(rows)
 fig, ax = plt.subplots(figsize=(8, 3.5))
 width = 0.27
 ax.bar(
-    np.arange(10) - width, adapted.training_priors_, width,
+    np.arange(10) - width,
+    adapted.training_priors_,
+    width,
     label="training (mean out-of-fold posterior)",
 )
 ax.bar(np.arange(10), observed, width, label="deployment (true)")
@@ -100,11 +107,23 @@ for _ in range(20):
     rows = resample(priors)
     Ps, ys = P[rows], y_test[rows]
     unadapted.append(log_loss(ys, Ps, labels=clf.classes_))
-    em.append(log_loss(ys, shift_priors(Ps, pi, em_priors(Ps, pi)[0]), labels=clf.classes_))
-    known.append(log_loss(ys, shift_priors(Ps, pi, priors), labels=clf.classes_))
-print(f"EM-adapted better on {np.mean(np.array(em) < unadapted):.0%} of the draws")
-print(f"mean log-loss: unadapted {np.mean(unadapted):.3f}, EM {np.mean(em):.3f}, "
-      f"true priors {np.mean(known):.3f}")
+    em.append(
+        log_loss(
+            ys, shift_priors(Ps, pi, em_priors(Ps, pi)[0]), labels=clf.classes_
+        )
+    )
+    known.append(
+        log_loss(ys, shift_priors(Ps, pi, priors), labels=clf.classes_)
+    )
+print(
+    f"EM-adapted better on {np.mean(np.array(em) < unadapted):.0%} "
+    "of the draws"
+)
+print(
+    f"mean log-loss: unadapted {np.mean(unadapted):.3f}, "
+    f"EM {np.mean(em):.3f}, "
+    f"true priors {np.mean(known):.3f}"
+)
 
 fig, ax = plt.subplots(figsize=(4.5, 4.5))
 ax.scatter(unadapted, em, label="EM-adapted")

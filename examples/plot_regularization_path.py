@@ -17,10 +17,10 @@ cross-validated log-loss.
 # -------------------------------
 # :class:`~convexagg.RegularizationPathDisplay` refits the weights for every
 # ``alpha`` (strongest first, each fit warm-started from the previous one,
-# :func:`~convexagg.regularization_path`) on the binary outputs its weights were
-# fitted on (here, with ``cv="in_sample"``, the binaries' outputs on the training
-# data); at the classifier's ``alpha`` the path is its ``weights_``. The
-# classifier itself is not changed.
+# :func:`~convexagg.regularization_path`) on the binary outputs its weights
+# were fitted on (here, with ``cv="in_sample"``, the binaries' outputs on the
+# training data); at the classifier's ``alpha`` the path is its ``weights_``.
+# The classifier itself is not changed.
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_digits

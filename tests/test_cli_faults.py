@@ -10,7 +10,6 @@ import sys
 import textwrap
 import threading
 import time
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,7 @@ from sklearn.datasets import load_iris
 
 import convexagg.io as cio
 from convexagg import ConvexAggregationClassifier
-from convexagg.cli import BUNDLE_FORMAT, main
+from convexagg.cli import main
 
 FEATURES = ["a", "b", "c", "d"]
 

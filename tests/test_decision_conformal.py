@@ -99,7 +99,9 @@ def test_split_lac_sets_match_mapie():
     np.testing.assert_array_equal(ours.predict_set(P_test), theirs.predict_set(P_test)[1][:, :, 0])
 
 
-@pytest.mark.parametrize("score, class_conditional", [("lac", False), ("aps", False), ("lac", True)])
+@pytest.mark.parametrize(
+    "score, class_conditional", [("lac", False), ("aps", False), ("lac", True)]
+)
 def test_split_coverage_on_exchangeable_data(score, class_conditional):
     """Mean coverage over many calibration draws is ceil((n+1)(1-a))/(n+1) for continuous
     scores (marginal), and at least 1 - a within every class (Mondrian)."""
@@ -161,7 +163,9 @@ def test_out_of_fold_probabilities_are_the_fold_members(wine):
         np.testing.assert_allclose(clf.oof_proba_[rows], clf.decoder_.predict_proba(Q))
     # a new decoder refreshes them
     clf.set_params(alpha=1.0).fit_decoder(X, y)
-    Q = np.column_stack([est.predict_proba(X[clf.oof_fold_ == 0])[:, 1] for est in clf.estimators_[0]])
+    Q = np.column_stack(
+        [est.predict_proba(X[clf.oof_fold_ == 0])[:, 1] for est in clf.estimators_[0]]
+    )
     np.testing.assert_allclose(clf.oof_proba_[clf.oof_fold_ == 0], clf.decoder_.predict_proba(Q))
     assert ConvexAggregationClassifier(cv="in_sample").fit(X, y).oof_proba_ is None
 

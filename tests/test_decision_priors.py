@@ -167,7 +167,9 @@ def test_priors_are_validated(priors, match):
 def test_training_priors_must_be_positive_and_params_validated():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="training_priors must hold finite, positive"):
-        PriorShiftClassifier(LogisticRegression(max_iter=1000), training_priors=[0.5, 0.5, 0.0]).fit(X, y)
+        PriorShiftClassifier(
+            LogisticRegression(max_iter=1000), training_priors=[0.5, 0.5, 0.0]
+        ).fit(X, y)
     with pytest.raises(InvalidParameterError, match="max_iter"):
         PriorShiftClassifier(LogisticRegression(max_iter=1000), max_iter=0).fit(X, y)
     with pytest.raises(InvalidParameterError, match="'priors'"):

@@ -527,7 +527,9 @@ def test_alpha_beyond_the_solvable_range_is_refused_by_name():
     with pytest.raises(InvalidParameterError, match="The 'alpha' parameter of ConvexDecoder"):
         ConvexDecoder(alpha=1e308).fit(Q, y, code)
     with pytest.raises(ValueError, match="alphas must be .* values in \\[0, 1e\\+10\\]"):
-        ConvexAggregationClassifierCV(alphas=[1.0, 1e308], cv="in_sample").fit(*load_iris(return_X_y=True))
+        ConvexAggregationClassifierCV(alphas=[1.0, 1e308], cv="in_sample").fit(
+            *load_iris(return_X_y=True)
+        )
     with pytest.raises(ValueError, match="alpha must be in \\[0, 1e\\+10\\]"):
         regularization_path(Q, y, code, alphas=[1e308])
     # the largest accepted value solves: every weight 0 to working precision

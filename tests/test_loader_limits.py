@@ -11,8 +11,8 @@ from sklearn.datasets import load_iris
 
 import convexagg
 import convexagg.io as cio
-from convexagg.io.models import json_depth
 from convexagg import ConvexAggregationClassifier, ConvexAggregationClassifierCV
+from convexagg.io.models import json_depth
 
 
 @pytest.fixture(scope="module")

@@ -161,7 +161,12 @@ def test_the_documented_brier_score_is_the_sum_over_classes():
         ((Y, P), {"labels": [0, 1, 3]}, ValueError, r"not among the classes \[0, 1, 3\]: \[2\]"),
         ((Y[Y > 0], P[Y > 0]), {}, ValueError, "2 distinct labels but y_prob has 3.*labels="),
         ((Y, P), {"sample_weight": [1, 1]}, ValueError, r"shape \(5,\)"),
-        ((Y, P), {"sample_weight": [1, -1, 1, 1, 1]}, ValueError, "sample_weight must be finite and >= 0"),
+        (
+            (Y, P),
+            {"sample_weight": [1, -1, 1, 1, 1]},
+            ValueError,
+            "sample_weight must be finite and >= 0",
+        ),
         ((Y, P), {"sample_weight": np.zeros(5)}, ValueError, "positive sum"),
     ],
 )

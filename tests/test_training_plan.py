@@ -13,7 +13,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 
-from convexagg.solvers import ProjectedNewton
 from convexagg import (
     CodeMatrixClassifier,
     ConvexAggregationClassifier,
@@ -21,10 +20,10 @@ from convexagg import (
     ConvexDecoder,
     RegularizationPathDisplay,
 )
+from convexagg.solvers import ProjectedNewton
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-
 
 # solved to 1e-10 in double precision: the path (warm-started) and the fit (cold) then
 # agree to 1e-7, far below what a different set of outputs moves (1e-3 and more)
