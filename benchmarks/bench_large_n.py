@@ -1,22 +1,30 @@
 """Issue 26: the in-memory fit of many rows, losses stored or recomputed from ``Q``.
 
     python benchmarks/bench_large_n.py [--rows 1000000] [--modes recomputed,stored]
-        [--out FILE]
+        [--baseline-src PATH] [--repeat 1] [--out FILE]
 
 Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``_common.synthetic_ovo_outputs``,
 seed 0) are generated in float32, then ``ConvexDecoder().fit`` runs in a fresh
 process per mode: ``"stored"`` (``BlockedObjective``: the losses stored, float32
 from 2**20 of them), ``"recomputed"`` (``RecomputedObjective``: the losses
 recomputed from ``Q`` on every pass), or ``"auto"`` (the decoder's choice: stored
-while they take at most a quarter of physical memory). Each records the wall time
-of the fit, its iterations and objective, and the peak resident memory of the
-fit (``VmHWM`` after resetting it once ``Q`` exists, so ``Q`` itself is counted
-and its generation is not), beside ``Q``'s bytes and the stored losses' bytes.
+while they take at most a quarter of physical memory). Each records the wall and
+CPU time of the fit, its iterations and objective, its passes over the data
+(``evaluate`` and ``hessp`` on all rows) and their mean time, and the peak
+resident memory of the fit (``VmHWM`` after resetting it once ``Q`` exists, so
+``Q`` itself is counted and its generation is not), beside ``Q``'s bytes and the
+stored losses' bytes.
+
+``--baseline-src`` (the ``src`` folder of another version, e.g. from
+``git worktree add /tmp/main main``) runs every mode with that version too, in
+alternating order for ``--repeat`` rounds: an A/B in one session, for a loaded
+machine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -37,6 +45,25 @@ def _status(field):
     return None
 
 
+def _count_passes(rows):
+    """Record (method, seconds) of every ``evaluate`` / ``hessp`` over all ``rows``."""
+    from convexagg.aggregation import BlockedObjective
+
+    passes = []
+    for name in ("evaluate", "hessp"):
+        method = getattr(BlockedObjective, name)
+
+        def timed(self, *args, _method=method, _name=name):
+            t = time.perf_counter()
+            out = _method(self, *args)
+            if self.n_samples == rows:
+                passes.append((_name, time.perf_counter() - t))
+            return out
+
+        setattr(BlockedObjective, name, timed)
+    return passes
+
+
 def child(mode, rows):
     """Fit in this process and print one JSON line."""
     import convexagg.aggregation.recomputed as recomputed
@@ -47,12 +74,15 @@ def child(mode, rows):
         recomputed.STORED_SHARE = 0.0 if mode == "recomputed" else float("inf")
     objective = ConvexDecoder().likelihood_objective(Q[:10], y[:10], code)
     del objective
+    passes = _count_passes(rows)
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
     rss_before = _status("VmRSS")
-    t = time.perf_counter()
+    load = os.getloadavg()[0]
+    t, cpu = time.perf_counter(), time.process_time()
     dec = ConvexDecoder().fit(Q, y, code)
-    wall = time.perf_counter() - t
-    kind = type(ConvexDecoder().likelihood_objective(Q[:1000], y[:1000], code)).__name__
+    wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+    objective = ConvexDecoder().likelihood_objective(Q[:1000], y[:1000], code)
+    kind = type(objective).__name__
     print(
         json.dumps(
             {
@@ -60,6 +90,12 @@ def child(mode, rows):
                 "rows": rows,
                 "objective_class": kind if mode != "auto" else None,
                 "fit_s": wall,
+                "cpu_s": cpu,
+                "threads": int(getattr(objective, "n_threads", 1)),
+                "passes": len(passes),
+                "evaluate_passes": sum(kind == "evaluate" for kind, _ in passes),
+                "pass_s": float(np.mean([s for _, s in passes])) if passes else None,
+                "loadavg_1min_start": load,
                 "n_iter": int(dec.n_iter_),
                 "converged": bool(dec.converged_),
                 "objective": float(dec.objective_),
@@ -76,22 +112,35 @@ def main():
     p = C.parser(__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--modes", default="recomputed,stored")
+    p.add_argument("--baseline-src", default=None, help="src folder of a version to compare")
     p.add_argument("--child", default=None, help=argparse_hidden())
+    p.set_defaults(repeat=1)
     args = p.parse_args()
     if args.child:
         child(args.child, args.rows)
         return
     info = C.machine()
+    versions = [("this", None)]
+    if args.baseline_src:
+        versions.append(("baseline", str(Path(args.baseline_src).resolve())))
+        info["baseline_src"] = versions[-1][1]
     rows = []
-    for mode in args.modes.split(","):
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", mode, "--rows", str(args.rows)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        print(rows[-1], flush=True)
+    for round_ in range(args.repeat):
+        for version, src in versions[:: 1 if round_ % 2 == 0 else -1]:
+            env = dict(os.environ)
+            if src is not None:
+                env["PYTHONPATH"] = src
+            for mode in args.modes.split(","):
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", mode, "--rows", str(args.rows)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env=env,
+                )
+                rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+                rows[-1]["version"] = version
+                print(rows[-1], flush=True)
     for r in rows:
         r["peak_GB"] = r["peak_rss_bytes"] / 1e9
         r["Q_GB"] = r["Q_bytes"] / 1e9
@@ -105,8 +154,14 @@ def main():
             C.table(
                 rows,
                 [
+                    ("version", "version", None),
                     ("mode", "losses", None),
                     ("fit_s", "fit s", "{:.1f}"),
+                    ("cpu_s", "CPU s", "{:.1f}"),
+                    ("threads", "threads", None),
+                    ("passes", "passes", None),
+                    ("pass_s", "s per pass", "{:.2f}"),
+                    ("loadavg_1min_start", "load", "{:.1f}"),
                     ("n_iter", "iterations", None),
                     ("objective", "objective", "{:.10f}"),
                     ("peak_GB", "peak RSS GB (Q included)", "{:.2f}"),
