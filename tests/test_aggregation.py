@@ -509,7 +509,9 @@ def test_threads_sum_the_chunks_as_one_thread(code, recomputed):
     Q, y, x, v, s = _problem(code, seed=5, n=700)
     kind = RecomputedObjective if recomputed else BlockedObjective
     kw = dict(dtype=np.float32, chunk=64, fit_intercept=True, sample_weight=s)
-    one, many = (kind.from_outputs(Q.astype(np.float32), code, y, Penalty(0.01), **kw) for _ in "ab")
+    one, many = (
+        kind.from_outputs(Q.astype(np.float32), code, y, Penalty(0.01), **kw) for _ in "ab"
+    )
     one.n_threads, many.n_threads = 1, 3
     p, q = one.evaluate(x), many.evaluate(x)
     assert p.value == q.value
