@@ -1,7 +1,7 @@
 """Issue 26: the in-memory fit of many rows, losses stored or recomputed from ``Q``.
 
     python benchmarks/bench_large_n.py [--rows 1000000] [--modes recomputed,stored]
-        [--baseline-src PATH] [--repeat 1] [--out FILE]
+        [--baseline-src PATH] [--repeat 1] [--passes-by-threads] [--out FILE]
 
 Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``_common.synthetic_ovo_outputs``,
 seed 0) are generated in float32, then ``ConvexDecoder().fit`` runs in a fresh
@@ -14,6 +14,10 @@ CPU time of the fit, its iterations and objective, its passes over the data
 resident memory of the fit (``VmHWM`` after resetting it once ``Q`` exists, so
 ``Q`` itself is counted and its generation is not), beside ``Q``'s bytes and the
 stored losses' bytes.
+
+``--passes-by-threads`` times one evaluation and one Hessian-vector product of the
+recomputed objective on one thread and on its default ``n_threads`` (the cores),
+interleaved in one process for ``--repeat`` rounds.
 
 ``--baseline-src`` (the ``src`` folder of another version, e.g. from
 ``git worktree add /tmp/main main``) runs every mode with that version too, in
@@ -108,11 +112,54 @@ def child(mode, rows):
     )
 
 
+def passes_by_threads(rows, rounds):
+    """One process: a pass pair (``evaluate`` and ``hessp``) of the recomputed
+    objective on one thread and on ``n_threads`` (the default), interleaved for
+    ``rounds`` rounds; wall and CPU seconds, median over the rounds."""
+    from convexagg.aggregation import RecomputedObjective
+
+    Q, y, code = C.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
+    M = code.shape[1]
+    rng = np.random.default_rng(0)
+    x, v = rng.uniform(0.5, 1.5, M) * 20 / M, rng.normal(size=M)
+    objectives = {}
+    for threads in (1, None):
+        objective = RecomputedObjective.from_outputs(Q, code, y, dtype=np.float32)
+        objective.n_threads = threads or objective.n_threads
+        objectives[f"{objective.n_threads} thread(s)"] = objective
+    times = {name: [] for name in objectives}
+    loads = []
+    for round_ in range(rounds):
+        for name in list(objectives)[:: 1 if round_ % 2 == 0 else -1]:
+            objective = objectives[name]
+            t, cpu = time.perf_counter(), time.process_time()
+            objective.hessp(objective.evaluate(x), v)
+            times[name].append((time.perf_counter() - t, time.process_time() - cpu))
+        loads.append(os.getloadavg()[0])
+    return [
+        {
+            "threads": name,
+            "rows": rows,
+            "chunk": objectives[name].chunk,
+            "wall_s_median": float(np.median([w for w, _ in spent])),
+            "wall_s_min": float(min(w for w, _ in spent)),
+            "cpu_s_median": float(np.median([c for _, c in spent])),
+            "loadavg_1min": loads,
+        }
+        for name, spent in times.items()
+    ]
+
+
 def main():
     p = C.parser(__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--modes", default="recomputed,stored")
     p.add_argument("--baseline-src", default=None, help="src folder of a version to compare")
+    p.add_argument(
+        "--passes-by-threads",
+        action="store_true",
+        help="time evaluate + hessp on one thread and on n_threads, interleaved (--repeat rounds)",
+    )
     p.add_argument("--child", default=None, help=argparse_hidden())
     p.set_defaults(repeat=1)
     args = p.parse_args()
@@ -120,6 +167,29 @@ def main():
         child(args.child, args.rows)
         return
     info = C.machine()
+    if args.passes_by_threads:
+        rows = passes_by_threads(args.rows, args.repeat)
+        text = "\n".join(
+            [
+                f"## evaluate + hessp of the recomputed objective, {args.rows:,} x 325, "
+                f"median of {args.repeat} interleaved rounds",
+                "",
+                C.header(info),
+                "",
+                C.table(
+                    rows,
+                    [
+                        ("threads", "threads", None),
+                        ("chunk", "chunk", None),
+                        ("wall_s_median", "wall s", "{:.3f}"),
+                        ("wall_s_min", "best wall s", "{:.3f}"),
+                        ("cpu_s_median", "CPU s", "{:.3f}"),
+                    ],
+                ),
+            ]
+        )
+        C.finish(args, info, {"rows": rows}, text)
+        return
     versions = [("this", None)]
     if args.baseline_src:
         versions.append(("baseline", str(Path(args.baseline_src).resolve())))
