@@ -1,7 +1,7 @@
 """Issue 26: the in-memory fit of many rows, losses stored or recomputed from ``Q``.
 
     python benchmarks/bench_large_n.py [--rows 1000000] [--modes recomputed,stored]
-        [--baseline-src PATH] [--repeat 1] [--passes-by-threads] [--out FILE]
+        [--baseline-src PATH] [--repeat 1] [--passes-by-threads] [--profile] [--out FILE]
 
 Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``_common.synthetic_ovo_outputs``,
 seed 0) are generated in float32, then ``ConvexDecoder().fit`` runs in a fresh
@@ -18,6 +18,10 @@ stored losses' bytes.
 ``--passes-by-threads`` times one evaluation and one Hessian-vector product of the
 recomputed objective on one thread and on its default ``n_threads`` (the cores),
 interleaved in one process for ``--repeat`` rounds.
+
+``--profile`` fits the recomputed objective on one thread and times its parts
+(calls, wall and CPU seconds of ``evaluate``, ``hessp``, the loss recomputation,
+the products with the weights).
 
 ``--baseline-src`` (the ``src`` folder of another version, e.g. from
 ``git worktree add /tmp/main main``) runs every mode with that version too, in
@@ -103,6 +107,7 @@ def child(mode, rows):
                 "n_iter": int(dec.n_iter_),
                 "converged": bool(dec.converged_),
                 "objective": float(dec.objective_),
+                "weights": dec.weights_.tolist(),
                 "rss_before_fit_bytes": rss_before,
                 "peak_rss_bytes": _status("VmHWM"),
                 "Q_bytes": Q.nbytes,
@@ -110,6 +115,44 @@ def child(mode, rows):
             }
         )
     )
+
+
+def profile(rows):
+    """Fit the recomputed objective on one thread, timing its parts (calls, wall and
+    CPU seconds of each method), and return the rows of a table."""
+    import convexagg.aggregation.blocked as blocked
+    import convexagg.aggregation.recomputed as recomputed
+    from convexagg import ConvexDecoder
+
+    Q, y, code = C.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
+    recomputed.STORED_SHARE = 0.0
+    blocked._build_threads = lambda: 1  # one thread: each part's time is its own
+    spent = {}
+    parts = [(blocked.BlockedObjective, n) for n in ("evaluate", "hessp", "hessian", "take")]
+    parts += [(blocked.BlockedObjective, n) for n in ("_rho", "_pullback")]
+    parts += [(recomputed._Losses, "_compute")]
+    for owner, name in parts:
+        method = getattr(owner, name)
+        label = f"{owner.__name__}.{name}"
+
+        def timed(*args, _method=method, _label=label, **kwargs):
+            t, cpu = time.perf_counter(), time.process_time()
+            out = _method(*args, **kwargs)
+            s = spent.setdefault(_label, [0, 0.0, 0.0])
+            s[0] += 1
+            s[1] += time.perf_counter() - t
+            s[2] += time.process_time() - cpu
+            return out
+
+        setattr(owner, name, timed)
+    t, cpu = time.perf_counter(), time.process_time()
+    dec = ConvexDecoder().fit(Q, y, code)
+    spent["fit"] = [1, time.perf_counter() - t, time.process_time() - cpu]
+    print("iterations", dec.n_iter_, "CG products per iteration", dec.history_["cg_iter"][1:])
+    return [
+        {"part": k, "rows": rows, "calls": n, "wall_s": w, "cpu_s": c}
+        for k, (n, w, c) in sorted(spent.items(), key=lambda kv: -kv[1][2])
+    ]
 
 
 def passes_by_threads(rows, rounds):
@@ -160,6 +203,9 @@ def main():
         action="store_true",
         help="time evaluate + hessp on one thread and on n_threads, interleaved (--repeat rounds)",
     )
+    p.add_argument(
+        "--profile", action="store_true", help="time the parts of a one-thread recomputed fit"
+    )
     p.add_argument("--child", default=None, help=argparse_hidden())
     p.set_defaults(repeat=1)
     args = p.parse_args()
@@ -167,6 +213,27 @@ def main():
         child(args.child, args.rows)
         return
     info = C.machine()
+    if args.profile:
+        rows = profile(args.rows)
+        text = "\n".join(
+            [
+                f"## Profile of the recomputed fit, {args.rows:,} x 325, one thread",
+                "",
+                C.header(info),
+                "",
+                C.table(
+                    rows,
+                    [
+                        ("part", "part", None),
+                        ("calls", "calls", None),
+                        ("wall_s", "wall s", "{:.2f}"),
+                        ("cpu_s", "CPU s", "{:.2f}"),
+                    ],
+                ),
+            ]
+        )
+        C.finish(args, info, {"rows": rows}, text)
+        return
     if args.passes_by_threads:
         rows = passes_by_threads(args.rows, args.repeat)
         text = "\n".join(
@@ -211,6 +278,15 @@ def main():
                 rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
                 rows[-1]["version"] = version
                 print(rows[-1], flush=True)
+    first = {}
+    for r in rows:
+        first.setdefault(r["version"], r)
+    for r in rows:
+        other = [o for v, o in first.items() if v != r["version"]]
+        if other:
+            o = other[0]
+            r["objective_rel_diff"] = abs(r["objective"] - o["objective"]) / abs(o["objective"])
+            r["weights_max_diff"] = float(np.max(np.abs(np.subtract(r["weights"], o["weights"]))))
     for r in rows:
         r["peak_GB"] = r["peak_rss_bytes"] / 1e9
         r["Q_GB"] = r["Q_bytes"] / 1e9
@@ -234,6 +310,14 @@ def main():
                     ("loadavg_1min_start", "load", "{:.1f}"),
                     ("n_iter", "iterations", None),
                     ("objective", "objective", "{:.10f}"),
+                    *(
+                        [
+                            ("objective_rel_diff", "objective rel. diff", "{:.1e}"),
+                            ("weights_max_diff", "max weight diff", "{:.1e}"),
+                        ]
+                        if args.baseline_src
+                        else []
+                    ),
                     ("peak_GB", "peak RSS GB (Q included)", "{:.2f}"),
                     ("Q_GB", "Q GB", "{:.2f}"),
                     ("stored_GB", "stored losses GB", "{:.2f}"),
