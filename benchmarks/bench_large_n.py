@@ -277,7 +277,7 @@ def main():
                 )
                 rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
                 rows[-1]["version"] = version
-                print(rows[-1], flush=True)
+                print({k: v for k, v in rows[-1].items() if k != "weights"}, flush=True)
     first = {}
     for r in rows:
         first.setdefault(r["version"], r)
