@@ -7,6 +7,8 @@ integer sample weights. The class-blocked storage is then compared with the
 dense objective on every kind of code.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
@@ -450,6 +452,8 @@ def test_recomputed_losses_give_the_stored_objective_to_the_bit(code, dtype, los
     from convexagg.aggregation import RecomputedObjective
 
     Q, y, x, v, s = _problem(code, seed=4, n=1000, output=output)
+    if output == "proba":  # the clipped ends, float32's subnormals, a value above 2**-52
+        Q[5:11] = np.array([0.0, 1.0, 1e-30, 1e-40, 2.0**-53, 1.0 - 2.0**-24])[:, None]
     Q = Q.astype(q_dtype)
     kw = dict(loss=loss, output=output, dtype=dtype, chunk=96, fit_intercept=True)
     kw.update(sample_weight=s)
@@ -470,12 +474,69 @@ def test_recomputed_losses_give_the_stored_objective_to_the_bit(code, dtype, los
         np.testing.assert_array_equal(a, b)
 
 
+def test_single_precision_losses_are_the_float64_path_to_the_bit():
+    """The recomputed objective's float32 losses of float32 outputs (all in single
+    precision) against cross_entropy_into (clipped and complemented in float64),
+    on every float32 exponent, both clipped ends and the values next to them."""
+    from convexagg.aggregation.recomputed import _losses32
+    from convexagg.losses import cross_entropy_into
+
+    rng = np.random.default_rng(0)
+    q = np.concatenate(
+        [
+            rng.uniform(0, 1, 5000),
+            2.0 ** -rng.uniform(0, 149, 5000),  # every exponent, subnormals included
+            1.0 - 2.0 ** -rng.uniform(0, 24, 2000),  # close to 1
+            [0.0, 1.0, 2.0**-52, 2.0**-53, 2.0**-149, 1.0 - 2.0**-24, 0.5, 2.0**-29],
+        ]
+    ).astype(np.float32)
+    q = np.concatenate([q, np.nextafter(q, np.float32(0)), np.nextafter(q, np.float32(1))])
+    q = q.reshape(-1, 8)
+    expected = cross_entropy_into(q, np.empty((2,) + q.shape, np.float32), work=np.empty(q.shape))
+    got = _losses32(q, np.empty((2,) + q.shape, np.float32))
+    np.testing.assert_array_equal(got, expected)
+    assert np.isfinite(got).all() and got.max() == -np.log(np.float32(2.0**-52))
+
+
+@pytest.mark.parametrize("recomputed", [False, True])
+@pytest.mark.parametrize("code", [one_vs_one(6), CUSTOM], ids=["ovo", "custom"])
+def test_threads_sum_the_chunks_as_one_thread(code, recomputed):
+    """evaluate and hessp on three threads (chunks computed out of order) equal the
+    one-thread loop to the bit, with intercepts and sample weights; a worker's
+    error reaches the caller."""
+    from convexagg.aggregation import RecomputedObjective
+
+    Q, y, x, v, s = _problem(code, seed=5, n=700)
+    kind = RecomputedObjective if recomputed else BlockedObjective
+    kw = dict(dtype=np.float32, chunk=64, fit_intercept=True, sample_weight=s)
+    one, many = (
+        kind.from_outputs(Q.astype(np.float32), code, y, Penalty(0.01), **kw) for _ in "ab"
+    )
+    one.n_threads, many.n_threads = 1, 3
+    p, q = one.evaluate(x), many.evaluate(x)
+    assert p.value == q.value
+    np.testing.assert_array_equal(p.grad, q.grad)
+    np.testing.assert_array_equal(p.P, q.P)
+    np.testing.assert_array_equal(one.hessp(p, v), many.hessp(q, v))
+    calls = itertools.count()
+
+    def failing(*args):  # the fifth chunk's kernel fails on its worker thread
+        if next(calls) == 4:
+            raise FloatingPointError("chunk 5")
+        return BlockedObjective._rho(many, *args)
+
+    many._rho = failing
+    with pytest.raises(FloatingPointError, match="chunk 5"):
+        many.evaluate(x)
+
+
 def test_losses_that_do_not_fit_are_recomputed_within_the_memory_formula(monkeypatch):
     """When the stored losses would exceed the machine's share, the decoder fits a
     RecomputedObjective: the same weights, and a peak (tracemalloc) within the
     formula of convexagg.aggregation.recomputed, below the stored losses alone."""
     import tracemalloc
 
+    import convexagg.aggregation.blocked as blocked
     import convexagg.aggregation.recomputed as recomputed
     from convexagg import ConvexDecoder
     from convexagg.aggregation import RecomputedObjective
@@ -488,14 +549,20 @@ def test_losses_that_do_not_fit_are_recomputed_within_the_memory_formula(monkeyp
     strength = rng.uniform(0.1, 3.0, size=M)  # unequal binaries: unequal weights
     Q = 1.0 / (1.0 + np.exp(-(strength * code[y] + 2.0 * rng.normal(size=(n, M)))))
     Q = Q.astype(np.float32)
-    stored = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
-    objective = ConvexDecoder().likelihood_objective(Q, y, code)
-    assert not isinstance(objective, RecomputedObjective)
-
     monkeypatch.setattr(recomputed, "STORED_SHARE", 0.0)
     objective = ConvexDecoder().likelihood_objective(Q, y, code)
     assert isinstance(objective, RecomputedObjective)
     m, c, s = objective.LT.shape[0], objective.chunk, objective.dtype.itemsize
+    T, p, q = objective.n_threads, recomputed._PIECE, 4  # float32 Q and losses
+
+    # the stored fit at the recomputed objective's (smaller) chunk: the same sums
+    monkeypatch.setattr(recomputed, "STORED_SHARE", 1.0)
+    monkeypatch.setattr(blocked, "_default_chunk", lambda *args: c)
+    objective = ConvexDecoder().likelihood_objective(Q, y, code)
+    assert not isinstance(objective, RecomputedObjective) and objective.chunk == c
+    stored = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
+
+    monkeypatch.setattr(recomputed, "STORED_SHARE", 0.0)
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     fit = ConvexDecoder(alpha=1e-3).fit(Q, y, code)
@@ -503,8 +570,10 @@ def test_losses_that_do_not_fit_are_recomputed_within_the_memory_formula(monkeyp
     tracemalloc.stop()
     np.testing.assert_array_equal(fit.weights_, stored.weights_)
     assert fit.n_iter_ >= 2
-    # three points' probabilities, the chunk buffers, the Hessian and the subsample
-    bound = 3 * n * K * 8 + c * (4 * m * s + 8 * M + 2 * M * s) + 8 * (M + K) ** 2 + 4000 * m * 4
+    # three points' probabilities, each thread's buffers, the Hessian kernels' work
+    # arrays, the Hessian and the subsample (the module docstring's formula)
+    threads = T * (c * m * s + p * M * (q + 2 * s))
+    bound = 3 * n * K * 8 + threads + 3 * c * m * s + 8 * (M + K) ** 2 + 4000 * m * 4
     assert peak <= bound < m * n * s
 
 
