@@ -664,6 +664,14 @@ def main_kull(args, t0):
     if unknown:
         sys.exit(f"unknown methods {unknown}; known: {list(K.METHODS)}")
     info = C.machine()
+    if args.interleaved_times:
+        times = K.interleaved_times(args, names, methods)
+        load = os.getloadavg()
+        write_json(
+            Path(args.out) / "times" / f"{args.interleaved_times}.json",
+            {"machine": info, "loadavg_after": load, "sets": names, "fit_s": times},
+        )
+        return
     if not args.tables_only:
         K.run(args, names, methods, run_one, record_path, write_json)
     rows = []
@@ -714,6 +722,13 @@ def main():
         help="subsample larger data sets (keeps segment whole)",
     )
     p.add_argument("--tables-only", action="store_true")
+    p.add_argument(
+        "--interleaved-times",
+        metavar="NAME",
+        default=None,
+        help="kull: only time the fits of --methods, in turn on each set and fold "
+        "(--out/times/NAME.json)",
+    )
     args = p.parse_args()
     if args.quick:
         args.splits, args.max_rows = 1, 600
