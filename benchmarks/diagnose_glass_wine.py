@@ -9,7 +9,7 @@ outputs (``oof_proba_``), the chosen ``C`` with each candidate's score, and the 
 (one-vs-one columns first).
 
     OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py [--data-dir ../shared/datasets]
-    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2, 3)
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2, 3, 4)
 
 ``--candidates 1``: the screen of issue 21's candidate defaults (``bench_quality.CANDIDATES``,
 ``C`` and ``alpha`` cross-validated on the out-of-fold outputs, and their cheap forms) on
@@ -17,8 +17,8 @@ the same splits, beside the default and the two cross-validated settings of the 
 round. A candidate passes the screen where its test log-loss on each of the three splits is
 at most the default's on that split plus the default's standard deviation over the 5 splits
 of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
-``--candidates 2``, ``3``: the second and third rounds (``bench_quality.CANDIDATES_2``,
-``CANDIDATES_3``), each chosen after the one before.
+``--candidates 2``, ``3``, ``4``: the later rounds (``bench_quality.CANDIDATES_2``,
+``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before.
 """
 
 import argparse
@@ -64,8 +64,12 @@ def screen(data_dir, round_):
         1: (B.CANDIDATES, B.CHEAP),
         2: (B.CANDIDATES_2, B.CHEAP_2),
         3: (B.CANDIDATES_3, B.CHEAP),
+        4: (B.CANDIDATES_4, None),
     }[round_]
     for name, options in candidates.items():
+        if callable(options):  # the fourth round: factories
+            cands[name] = options
+            continue
         cands[name] = B.cv_c_alpha(**options)
         cands[name + ", cheap"] = B.cv_c_alpha(**options, **cheap)
     default, results = {}, {name: {} for name in cands}
@@ -83,8 +87,8 @@ def screen(data_dir, round_):
                 P = model.predict_proba(X_te)
                 results[cand][name, rep] = ll = log_loss(y_te, P, labels=model.classes_)
                 print(
-                    f"{name} split {rep} {cand:40s} test {ll:.3f} C={model.C_:g} "
-                    f"alpha={model.alpha_:.3g}",
+                    f"{name} split {rep} {cand:40s} test {ll:.3f} "
+                    + (f"C={model.C_:g} alpha={model.alpha_:.3g}" if hasattr(model, "C_") else ""),
                     flush=True,
                 )
     print("\n| candidate | glass 3 | wine 1 | wine 2 | passes |\n| --- | --- | --- | --- | --- |")
@@ -104,8 +108,8 @@ def main():
     p.add_argument(
         "--candidates",
         type=int,
-        choices=(1, 2, 3),
-        help="screen issue 21's candidates, round 1, 2 or 3",
+        choices=(1, 2, 3, 4),
+        help="screen issue 21's candidates, round 1 to 4",
     )
     args = p.parse_args()
     warnings.simplefilter("ignore")
