@@ -30,6 +30,8 @@ from pathlib import Path
 import _calibrators as CAL
 import numpy as np
 from bench_quality import (
+    CANDIDATES_3,
+    CHEAP,
     FOLDS,
     LINEAR,
     NONLINEAR,
@@ -94,6 +96,8 @@ def _hgb_binaries(seed):
 
 
 _C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
+CANDIDATE = "convexagg ovo+ovr CV, ovr penalty +1, cheap"
+_candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
 METHODS = {
@@ -139,6 +143,13 @@ METHODS = {
     # outputs, not in sample (the glass / wine check of the ten sets)
     CV_VARIANT: (VARIANT, cv_c_alpha("ovo+ovr")),
     "convexagg ovo, C4 and alpha cross-validated": (VARIANT, cv_c_alpha("ovo")),
+    # issue 21's candidate default closest to the glass / wine screen
+    # (benchmarks/diagnose_glass_wine.py --candidates 3; bench_quality.CANDIDATES_3)
+    CANDIDATE: (VARIANT, _candidate),
+    # candidate (d) alone: the previous round's Kull-best with the cheap grid (fit time)
+    CV_VARIANT + ", cheap": (VARIANT, cv_c_alpha("ovo+ovr", **CHEAP)),
+    CANDIDATE + " + temperature on its out-of-fold": (CHECK, _own_oof("temperature", _candidate)),
+    CANDIDATE + " + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet", _candidate)),
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
@@ -161,6 +172,7 @@ CHECKED = {
     CV_VARIANT: tuple(
         f"{CV_VARIANT} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
+    CANDIDATE: tuple(f"{CANDIDATE} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")),
 }
 # "convexagg ovr" is both a linear peer of the issue's table and one of the default's ablations.
 ABLATIONS = ("convexagg fit_intercept=True", "convexagg cv=None", "convexagg ensemble=False")
@@ -208,6 +220,31 @@ def splits(X, y):
 
 
 # -- the run ------------------------------------------------------------------------------------
+
+
+def interleaved_times(args, names, methods):
+    """Fit seconds of ``methods`` taken in turn on each set and fold (one process, so a
+    shared machine's load falls on all of them alike): ``{method: [seconds, ...]}``, with
+    each method's median and its ratio to the first method's printed."""
+    import time
+    import warnings
+
+    times = {m: [] for m in methods}
+    for name in names:
+        X, y, _ = load(name, args.kull_dir)
+        for fold, (X_tr, y_tr, _, _) in enumerate(splits(X, y)):
+            for m in methods:
+                estimator = METHODS[m][1](fold)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t0 = time.perf_counter()
+                    estimator.fit(X_tr, y_tr)
+                    times[m].append(time.perf_counter() - t0)
+        print(name, {m: round(t[-OUTER_FOLDS:][0], 2) for m, t in times.items()}, flush=True)
+    ref = np.median(times[methods[0]])
+    for m, t in times.items():
+        print(f"{m}: median fit {np.median(t):.3f} s ({np.median(t) / ref:.2f} x {methods[0]})")
+    return times
 
 
 def run(args, names, methods, run_one, record_path, write_json):
@@ -321,9 +358,11 @@ def tables(rows, names, infos):
         f"(peers: {', '.join(peers)})",
         "",
         "| variant | log-loss rank | Brier rank | classwise-ECE rank | wins / losses against "
-        "the default (log-loss) | best peer's log-loss rank beside it |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "the default (log-loss) | best peer's log-loss rank beside it | sets no worse than "
+        "multinomial LR (within its std) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
+    lr = "LogisticRegression (multinomial)"
     for v in [DEFAULT, "convexagg ovr"] + variants:
         cells, best_peer = [], "-"
         for mt in ("log_loss", "brier", "ece_classwise"):
@@ -335,7 +374,11 @@ def tables(rows, names, infos):
                 peer = min((g for g in group if g != v), key=lambda g: r[g])
                 best_peer = f"{peer} {r[peer]:.2f}"
         wins = "" if v == DEFAULT else _wins(ll, names, v, DEFAULT)
-        out.append(f"| {v} | " + " | ".join(cells) + f" | {wins} | {best_peer} |")
+        both = [n for n in names if (n, v) in ll and (n, lr) in ll]
+        fine = sum(ll[n, v][0] <= ll[n, lr][0] + ll[n, lr][1] for n in both)
+        out.append(
+            f"| {v} | " + " | ".join(cells) + f" | {wins} | {best_peer} | {fine} of {len(both)} |"
+        )
     out.append("")
 
     shown = linear + variants + nonlinear

@@ -46,6 +46,10 @@ training variance first). On every split, every method of :data:`METHODS`:
   ``CalibratedClassifierCV(OneVsOneClassifier(LogisticRegression()),
   method="temperature")``, ``HistGradientBoostingClassifier``,
   ``RandomForestClassifier``;
+* issue 21's candidate defaults (``CANDIDATES``, ``CANDIDATES_2`` .. ``_4``, prototyped
+  here: a penalty of their own on the one-vs-rest columns, a floor on the binaries'
+  probabilities, the one-standard-error rule, cheaper grids; screened by
+  ``diagnose_glass_wine.py --candidates``);
 * convexagg with non-linear binaries: RBF ``SVC`` margins and
   ``HistGradientBoostingClassifier`` (one-vs-rest: a gradient-boosted model per
   class), in-sample and out-of-fold.
@@ -105,32 +109,172 @@ def ca(**params):
     return make
 
 
+# -- issue 21's candidate defaults, prototyped here (no library change) ---------------------
+
+
+def _family_penalty(penalty, ovr_factor, ovr_extra=0.0):
+    """``penalty`` (shared weights) with the one-vs-rest columns' quadratic term ``ovr_factor``
+    times the one-vs-one columns' plus ``ovr_extra`` (the aggregation prefers one-vs-one):
+    ``1/2 sum_l s_l w_l^2``, ``s_l = alpha`` on the one-vs-one columns and ``ovr_factor alpha
+    + ovr_extra`` on the last ``K`` of the ``K(K-1)/2 + K`` columns of ``code="ovo+ovr"``
+    (found from the number of weights, so only that code is accepted)."""
+    from dataclasses import dataclass
+
+    from convexagg.aggregation import Penalty
+
+    @dataclass(frozen=True)
+    class FamilyPenalty(Penalty):
+        factor: float = 1.0
+        extra: float = 0.0
+
+        def _scale(self, n_weights):
+            K = int(round((np.sqrt(1 + 8 * n_weights) - 1) / 2))
+            if K * (K + 1) // 2 != n_weights or self.entry_weights:
+                raise ValueError(f"not the shared weights of code='ovo+ovr': {n_weights}")
+            s = np.ones(n_weights)
+            s[n_weights - K :] = self.factor + self.extra / max(self.l2, 1e-300)
+            return s
+
+        def _diagonal(self, n_weights, n_variables):
+            d = super()._diagonal(n_weights, n_variables)
+            d[:n_weights] *= self._scale(n_weights)
+            return d
+
+        def _quadratic(self, v, n_weights):
+            return self.l2 * self._scale(n_weights) * v[:n_weights]
+
+        def value(self, x, n_weights):
+            w, b = x[:n_weights], x[n_weights:]
+            return (
+                0.5 * self.l2 * float(w @ (self._scale(n_weights) * w))
+                + self.l1 * float(np.sum(w))
+                + 0.5 * self.intercept_l2 * float(b @ b)
+            )
+
+        def restrict(self, weights):  # the blocked solver's active sets: not prototyped
+            raise NotImplementedError("the family penalty is prototyped for the dense solver")
+
+    return FamilyPenalty(
+        l2=penalty.l2,
+        l1=penalty.l1,
+        intercept_l2=penalty.intercept_l2,
+        factor=ovr_factor,
+        extra=ovr_extra,
+    )
+
+
+def _family_decoder(ovr_factor, ovr_extra):
+    from convexagg import ConvexDecoder
+
+    class FamilyDecoder(ConvexDecoder):
+        def penalty_for(self, alpha=None, code=None):
+            return _family_penalty(super().penalty_for(alpha, code), ovr_factor, ovr_extra)
+
+    return FamilyDecoder
+
+
+def _with_family(cls, ovr_factor, ovr_extra=0.0):
+    """``cls`` (a convexagg estimator) with the family penalty; ``cls`` itself at 1, 0."""
+    if ovr_factor == 1 and ovr_extra == 0:
+        return cls
+    decoder_cls = _family_decoder(ovr_factor, ovr_extra)
+
+    class Family(cls):
+        def _make_decoder(self, **overrides):
+            return decoder_cls(**super()._make_decoder(**overrides).get_params(deep=False))
+
+    Family.__name__ = cls.__name__
+    return Family
+
+
+def floored_lr(floor):
+    """``LogisticRegression`` whose probabilities are clipped into ``[floor, 1 - floor]``
+    (a bounded loss: one output adds at most ``-log(floor)`` times its weight)."""
+    from sklearn.linear_model import LogisticRegression
+
+    if not floor:
+        return LogisticRegression
+
+    class FlooredLR(LogisticRegression):
+        def predict_proba(self, X):
+            P = super().predict_proba(X)
+            if P.shape[1] == 2:
+                q = np.clip(P[:, 1], floor, 1.0 - floor)
+                return np.column_stack([1.0 - q, q])
+            P = np.clip(P, floor, None)
+            return P / P.sum(axis=1, keepdims=True)
+
+    FlooredLR.__name__ = "LogisticRegression"
+    return FlooredLR
+
+
 class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
     """convexagg with the binaries' ``C`` and the aggregation's ``alpha`` both chosen by
     the aggregation's cross-validated log-loss on the out-of-fold outputs (issue 21's
     check of the in-sample ``binary_param_grid`` choice): one
-    ``ConvexAggregationClassifierCV`` per ``C``, the one of smallest mean validation
-    log-loss (over its ``alpha`` grid) kept."""
+    ``ConvexAggregationClassifierCV`` per ``C``. ``rule="min"``: the one of smallest mean
+    validation log-loss (over its ``alpha`` grid) kept; ``"1se"``: glmnet's
+    ``lambda.1se`` -- of the ``(C, alpha)`` whose mean is within one standard error
+    (over the ``alpha_cv`` folds) of the smallest, the smallest ``C``, then the largest
+    ``alpha``, refitted there. ``ovr_factor``, ``ovr_extra``: the one-vs-rest columns'
+    penalty that many times the one-vs-one columns', plus that much (``code="ovo+ovr"``);
+    ``floor``: the binaries' probabilities clipped into ``[floor, 1 - floor]``."""
 
-    def __init__(self, code, Cs, alphas, seed):
+    def __init__(
+        self,
+        code,
+        Cs,
+        alphas,
+        seed,
+        alpha_cv=5,
+        rule="min",
+        ovr_factor=1.0,
+        ovr_extra=0.0,
+        floor=0.0,
+    ):
         self.code, self.Cs, self.alphas, self.seed = code, Cs, alphas, seed
+        self.alpha_cv, self.rule, self.floor = alpha_cv, rule, floor
+        self.ovr_factor, self.ovr_extra = ovr_factor, ovr_extra
 
     def fit(self, X, y):
-        from sklearn.linear_model import LogisticRegression
+        from convexagg import ConvexAggregationClassifier, ConvexAggregationClassifierCV
 
-        from convexagg import ConvexAggregationClassifierCV
-
-        best = np.inf
+        learner = floored_lr(self.floor)
+        cv_cls = _with_family(ConvexAggregationClassifierCV, self.ovr_factor, self.ovr_extra)
+        fits = []
         for c in self.Cs:
-            model = ConvexAggregationClassifierCV(
-                LogisticRegression(C=c, max_iter=1000),
+            model = cv_cls(
+                learner(C=c, max_iter=1000),
                 code=self.code,
                 alphas=self.alphas,
+                alpha_cv=self.alpha_cv,
                 random_state=self.seed,
             ).fit(X, y)
-            score = model.cv_scores_.mean(axis=1).min()
-            if score < best:
-                best, self.model_ = score, model
+            fits.append((c, model))
+        means = np.array([m.cv_scores_.mean(axis=1) for _, m in fits])  # (n_C, n_alphas)
+        i, j = np.unravel_index(np.argmin(means), means.shape)
+        if self.rule == "min":
+            self.model_ = fits[i][1]
+            self.C_, self.alpha_ = fits[i][0], float(fits[i][1].alpha_)
+        else:
+            scores = fits[i][1].cv_scores_[j]
+            bound = means[i, j] + scores.std(ddof=1) / np.sqrt(scores.size)
+            order = sorted(
+                ((c, -a, k, a) for k, (c, m) in enumerate(fits) for a in m.alphas_),
+            )
+            c_, _, k, a = next(
+                o for o in order if means[o[2], list(fits[o[2]][1].alphas_).index(o[3])] <= bound
+            )
+            self.C_, self.alpha_ = c_, float(a)
+            model = fits[k][1]
+            if a != model.alpha_:
+                model = _with_family(ConvexAggregationClassifier, self.ovr_factor, self.ovr_extra)(
+                    learner(C=c_, max_iter=1000),
+                    code=self.code,
+                    alpha=a,
+                    random_state=self.seed,
+                ).fit(X, y)
+            self.model_ = model
         self.classes_ = self.model_.classes_
         return self
 
@@ -141,8 +285,70 @@ class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
         return self.model_.predict(X)
 
 
-def cv_c_alpha(code, Cs=(0.01, 0.1, 1.0, 10.0), alphas=7):
-    return lambda seed: CrossValidatedCAlpha(code, Cs, alphas, seed)
+def cv_c_alpha(code, Cs=(0.01, 0.1, 1.0, 10.0), alphas=7, **options):
+    return lambda seed: CrossValidatedCAlpha(code, Cs, alphas, seed, **options)
+
+
+class Mixture(ClassifierMixin, BaseEstimator):
+    """The mean of the probabilities of several fitted models: a row's log-loss is then at
+    most ``log(n_models)`` above that of the model that is best on it, so one model's
+    confident mistake costs at most that much (candidate (a) of issue 21, fourth round)."""
+
+    def __init__(self, models):
+        self.models = models
+
+    def fit(self, X, y):
+        self.models_ = [m.fit(X, y) for m in self.models]
+        self.classes_ = self.models_[0].classes_
+        return self
+
+    def predict_proba(self, X):
+        return np.mean([m.predict_proba(X) for m in self.models_], axis=0)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def mixture(*factories):
+    return lambda seed: Mixture([f(seed) for f in factories])
+
+
+# issue 21's candidates (name -> cv_c_alpha arguments), decided before any was run:
+# (a) the one-vs-rest columns penalised more; (b) a floor on the binaries' probabilities;
+# (c) the one-standard-error rule; (d) cheaper: 3 values of C, 5 of alpha, 3 alpha folds.
+CANDIDATES = {
+    "ovo+ovr CV, ovr penalty x10": dict(code="ovo+ovr", ovr_factor=10.0),
+    "ovo+ovr CV, ovr penalty x100": dict(code="ovo+ovr", ovr_factor=100.0),
+    "ovo+ovr CV, floor 0.01": dict(code="ovo+ovr", floor=0.01),
+    "ovo+ovr CV, floor 0.05": dict(code="ovo+ovr", floor=0.05),
+    "ovo+ovr CV, 1se": dict(code="ovo+ovr", rule="1se"),
+    "ovo CV, 1se": dict(code="ovo", rule="1se"),
+}
+# the second round, chosen after the first screen (all failed it, on wine by the choice of
+# alpha or the one-vs-rest columns): alpha kept at the default's 1e-4, only C cross-validated,
+# and the one-vs-rest columns shrunk toward 0 at a strength of their own
+CANDIDATES_2 = {
+    "ovo+ovr, C CV": dict(code="ovo+ovr", alphas=[1e-4]),
+    "ovo+ovr, C CV, ovr penalty +0.1": dict(code="ovo+ovr", alphas=[1e-4], ovr_extra=0.1),
+    "ovo+ovr, C CV, ovr penalty +1": dict(code="ovo+ovr", alphas=[1e-4], ovr_extra=1.0),
+    "ovo, C CV": dict(code="ovo", alphas=[1e-4]),
+}
+# the third, after the second (the one-vs-rest shrinkage kept wine, C=10 at alpha=1e-4 lost
+# glass): the one-vs-rest columns shrunk toward 0 with C and alpha both cross-validated
+CANDIDATES_3 = {
+    "ovo+ovr CV, ovr penalty +1": dict(code="ovo+ovr", ovr_extra=1.0),
+    "ovo+ovr CV, ovr penalty +0.1": dict(code="ovo+ovr", ovr_extra=0.1),
+}
+CHEAP = dict(Cs=(0.1, 1.0, 10.0), alphas=5, alpha_cv=3)
+CHEAP_2 = dict(Cs=(0.1, 1.0, 10.0), alpha_cv=3)
+# the fourth, after the Kull suite ranked the third's candidate 3.65 (the one-vs-rest columns
+# shrunk away, the suite's gain went with them): one-vs-one alone and one-vs-one-and-rest
+# fitted separately and their probabilities averaged (name -> factory)
+CANDIDATES_4 = {
+    "mean of ovo CV and ovo+ovr CV, cheap": mixture(
+        cv_c_alpha("ovo", **CHEAP), cv_c_alpha("ovo+ovr", **CHEAP)
+    ),
+}
 
 
 def _coded(decoder, **params):
@@ -246,6 +452,23 @@ METHODS = {
     # C and alpha by cross-validated log-loss on the out-of-fold outputs (not in sample)
     "convexagg ovo+ovr, C4 and alpha cross-validated": (LINEAR, cv_c_alpha("ovo+ovr")),
     "convexagg ovo, C4 and alpha cross-validated": (LINEAR, cv_c_alpha("ovo")),
+    **{f"convexagg {n}": (LINEAR, cv_c_alpha(**o)) for n, o in CANDIDATES.items()},
+    **{f"convexagg {n}, cheap": (LINEAR, cv_c_alpha(**o, **CHEAP)) for n, o in CANDIDATES.items()},
+    **{f"convexagg {n}": (LINEAR, cv_c_alpha(**o)) for n, o in CANDIDATES_2.items()},
+    **{
+        f"convexagg {n}, cheap": (LINEAR, cv_c_alpha(**o, **CHEAP_2))
+        for n, o in CANDIDATES_2.items()
+    },
+    **{f"convexagg {n}": (LINEAR, cv_c_alpha(**o)) for n, o in CANDIDATES_3.items()},
+    **{
+        f"convexagg {n}, cheap": (LINEAR, cv_c_alpha(**o, **CHEAP)) for n, o in CANDIDATES_3.items()
+    },
+    **{f"convexagg {n}": (LINEAR, make) for n, make in CANDIDATES_4.items()},
+    # candidate (d) alone on the previous round's Kull-best (the name as in _kull_suite.py)
+    "convexagg ovo+ovr, C4 and alpha cross-validated, cheap": (
+        LINEAR,
+        cv_c_alpha("ovo+ovr", **CHEAP),
+    ),
     "pairwise coupling, same binaries": (LINEAR, _coded("PairwiseCouplingDecoder", cv=FOLDS)),
     "pairwise coupling, binaries on all rows": (
         LINEAR,
@@ -483,6 +706,14 @@ def main_kull(args, t0):
     if unknown:
         sys.exit(f"unknown methods {unknown}; known: {list(K.METHODS)}")
     info = C.machine()
+    if args.interleaved_times:
+        times = K.interleaved_times(args, names, methods)
+        load = os.getloadavg()
+        write_json(
+            Path(args.out) / "times" / f"{args.interleaved_times}.json",
+            {"machine": info, "loadavg_after": load, "sets": names, "fit_s": times},
+        )
+        return
     if not args.tables_only:
         K.run(args, names, methods, run_one, record_path, write_json)
     rows = []
@@ -533,6 +764,13 @@ def main():
         help="subsample larger data sets (keeps segment whole)",
     )
     p.add_argument("--tables-only", action="store_true")
+    p.add_argument(
+        "--interleaved-times",
+        metavar="NAME",
+        default=None,
+        help="kull: only time the fits of --methods, in turn on each set and fold "
+        "(--out/times/NAME.json)",
+    )
     args = p.parse_args()
     if args.quick:
         args.splits, args.max_rows = 1, 600

@@ -9,6 +9,16 @@ outputs (``oof_proba_``), the chosen ``C`` with each candidate's score, and the 
 (one-vs-one columns first).
 
     OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py [--data-dir ../shared/datasets]
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2, 3, 4)
+
+``--candidates 1``: the screen of issue 21's candidate defaults (``bench_quality.CANDIDATES``,
+``C`` and ``alpha`` cross-validated on the out-of-fold outputs, and their cheap forms) on
+the same splits, beside the default and the two cross-validated settings of the previous
+round. A candidate passes the screen where its test log-loss on each of the three splits is
+at most the default's on that split plus the default's standard deviation over the 5 splits
+of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
+``--candidates 2``, ``3``, ``4``: the later rounds (``bench_quality.CANDIDATES_2``,
+``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before.
 """
 
 import argparse
@@ -41,6 +51,53 @@ SETTINGS = {
     ),
 }
 SPLITS = {"glass": [3], "wine": [1, 2]}
+DEFAULT_STD = {"glass": 0.094, "wine": 0.009}
+
+
+def screen(data_dir, round_):
+    """The candidates' test log-loss on the three splits, and whether each passes."""
+    cands = {}
+    if round_ == 1:
+        cands["ovo+ovr CV (previous round)"] = B.cv_c_alpha("ovo+ovr")
+        cands["ovo CV (previous round)"] = B.cv_c_alpha("ovo")
+    candidates, cheap = {
+        1: (B.CANDIDATES, B.CHEAP),
+        2: (B.CANDIDATES_2, B.CHEAP_2),
+        3: (B.CANDIDATES_3, B.CHEAP),
+        4: (B.CANDIDATES_4, None),
+    }[round_]
+    for name, options in candidates.items():
+        if callable(options):  # the fourth round: factories
+            cands[name] = options
+            continue
+        cands[name] = B.cv_c_alpha(**options)
+        cands[name + ", cheap"] = B.cv_c_alpha(**options, **cheap)
+    default, results = {}, {name: {} for name in cands}
+    for name, reps in SPLITS.items():
+        X, y = B.load(name, data_dir, 2500)
+        for rep in reps:
+            X_tr, y_tr, X_te, y_te = B.split(X, y, rep)
+            model = ConvexAggregationClassifier(
+                LogisticRegression(max_iter=1000), random_state=rep
+            ).fit(X_tr, y_tr)
+            default[name, rep] = log_loss(y_te, model.predict_proba(X_te))
+            print(f"{name} split {rep} default: {default[name, rep]:.3f}", flush=True)
+            for cand, make in cands.items():
+                model = make(rep).fit(X_tr, y_tr)
+                P = model.predict_proba(X_te)
+                results[cand][name, rep] = ll = log_loss(y_te, P, labels=model.classes_)
+                print(
+                    f"{name} split {rep} {cand:40s} test {ll:.3f} "
+                    + (f"C={model.C_:g} alpha={model.alpha_:.3g}" if hasattr(model, "C_") else ""),
+                    flush=True,
+                )
+    print("\n| candidate | glass 3 | wine 1 | wine 2 | passes |\n| --- | --- | --- | --- | --- |")
+    keys = [(n, r) for n, reps in SPLITS.items() for r in reps]
+    print("| default | " + " | ".join(f"{default[k]:.3f}" for k in keys) + " | |")
+    for cand, res in results.items():
+        ok = all(res[k] <= default[k] + DEFAULT_STD[k[0]] for k in keys)
+        cells = " | ".join(f"{res[k]:.3f}" for k in keys)
+        print(f"| {cand} | {cells} | {'yes' if ok else 'no'} |")
 
 
 def main():
@@ -48,8 +105,16 @@ def main():
     p.add_argument(
         "--data-dir", default=str(Path(__file__).resolve().parents[1] / "../shared/datasets")
     )
+    p.add_argument(
+        "--candidates",
+        type=int,
+        choices=(1, 2, 3, 4),
+        help="screen issue 21's candidates, round 1 to 4",
+    )
     args = p.parse_args()
     warnings.simplefilter("ignore")
+    if args.candidates:
+        return screen(args.data_dir, args.candidates)
     for name, reps in SPLITS.items():
         X, y = B.load(name, args.data_dir, 2500)
         for rep in reps:
