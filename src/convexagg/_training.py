@@ -234,7 +234,8 @@ def check_learners(estimator, n_columns, prefit):
         binary_output_kind(est, name=f"estimator[{l}]")  # TypeError naming it
         if prefit:
             check_is_fitted(est)
-            n_classes = len(getattr(est, "classes_", ()))
+            classes = getattr(est, "classes_", ())  # an array-API binary's: no len()
+            n_classes = classes.shape[0] if hasattr(classes, "shape") else len(classes)
             if n_classes != 2:
                 raise ValueError(
                     f"with cv='prefit', estimator[{l}] must be a fitted binary classifier "

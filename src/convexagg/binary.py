@@ -690,8 +690,7 @@ def _device_output(estimator, X, output, index, n, namespace):
         values = values[:, 0]
     if values.ndim != 1 or values.shape[0] != n:
         raise ValueError(
-            f"{name} returned {method} of shape {shape}; expected one output per sample "
-            f"({n})."
+            f"{name} returned {method} of shape {shape}; expected one output per sample ({n})."
         )
     return values
 

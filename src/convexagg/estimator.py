@@ -689,10 +689,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         as the NumPy methods compute them."""
         X = self._validate_X(X, reset=False)
         xp = array_namespace(X).xp
-        outputs = [
-            predict_binaries_on_device(member, X, self.binary_output_)
-            for member in self._members()
-        ]
+        output = self.binary_output_
+        outputs = [predict_binaries_on_device(member, X, output) for member in self._members()]
         if method == "predict_binary_proba":
             return xp.mean(xp.stack(outputs), axis=0)
         decoder, n = self.decoder_, len(outputs)
