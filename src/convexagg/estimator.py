@@ -161,6 +161,17 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     computed block by block of rows (whole rows per block) by the fitted
     binaries and decoder; the binaries must predict on any block of rows
     (scikit-learn's do).
+
+    Array API: under ``sklearn.set_config(array_api_dispatch=True)`` an ``X``
+    of another array library (PyTorch, CuPy) stays on its device: the binaries
+    are trained there (one after another), their outputs kept there and
+    :class:`ConvexDecoder` fitted there; the predictions are arrays of ``X``'s
+    namespace (``predict``: numeric labels; others as NumPy), ``classes_`` and
+    the decoder's attributes NumPy. The learners must declare scikit-learn's
+    array API support (``LogisticRegression()`` does): another learner, a
+    decoder other than :class:`ConvexDecoder`, ``n_jobs`` above 1 and
+    ``binary_param_grid`` raise a ``ValueError`` naming them. See the user
+    guide's array-API page.
     """
 
     _parameter_constraints = {
