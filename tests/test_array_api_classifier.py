@@ -214,6 +214,9 @@ def test_what_cannot_apply_raises(name, dispatch):
     per_column = [LogisticRegression(), LogisticRegression(solver="liblinear")] * 2
     with pytest.raises(ValueError, match=r"estimator\[1\]=LogisticRegression\(solver='liblinear'"):
         ConvexAggregationClassifier(per_column).fit(Xx, y)
+    fitted = CodeMatrixClassifier(cv="in_sample").fit(Xx, y)  # ConvexDecoder()
+    with pytest.raises(ValueError, match="ConvexDecoder only; decoder=HammingDecoder"):
+        fitted.set_params(decoder=HammingDecoder()).fit_decoder(Xx, y)
     # binaries fitted on NumPy arrays do not predict device arrays: scikit-learn says so
     with sklearn.config_context(array_api_dispatch=False):
         clf = ConvexAggregationClassifier(cv="in_sample").fit(X, y)

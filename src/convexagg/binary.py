@@ -642,7 +642,9 @@ def predict_binaries(estimators, X, output, n_jobs=None):
 
 def predict_binaries_on_device(estimators, X, output):
     """:func:`predict_binaries` for an ``X`` that takes the array-API path: each binary
-    predicts on ``X``'s device and ``Q`` is stacked there, checked as there.
+    predicts on ``X``'s device and ``Q`` is stacked there, checked as
+    :func:`predict_binaries` checks its outputs (shape, finite, probabilities in
+    ``[0, 1]``), only the columns' minima and maxima crossing to the host.
 
     Parameters
     ----------
@@ -801,8 +803,9 @@ def fold_binaries(
     return members, Q, covered
 
 
-def _fold_on_device(estimator, X, y, code, splits, output, seeds, fit_params, keep, progress,
-                    namespace):  # fmt: skip
+def _fold_on_device(
+    estimator, X, y, code, splits, output, seeds, fit_params, keep, progress, namespace
+):
     """:func:`fold_binaries` on ``X``'s device, one binary after another: each fold's
     rows are taken once, its outputs stacked there, and ``Q`` assembled there."""
     y_device = namespace.to_device(y)

@@ -306,14 +306,15 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"ConvexDecoder only; decoder={decoder!r} computes on NumPy arrays. Leave "
                 "decoder=None (ConvexDecoder()) or pass X as a NumPy array."
             )
-        learners = self._learners() if hasattr(self, "_learners") else self.estimator
-        check_array_api_learners(learners, "estimator")
+        check_array_api_learners(self._learners(), "estimator")
 
     def _validate_X(self, X, y="no_validation", reset=True):
         """``validate_data`` with NaN allowed only where the binary learner takes it;
         array-API ``X`` stays on its device (checked by :meth:`_check_array_api`)."""
         if array_namespace(X) is not None:
-            self._check_array_api()
+            # a fitted decoder decodes X's outputs on the device (predict, fit_decoder);
+            # fit checks the decoder it is about to fit (_problem)
+            self._check_array_api(None if reset else self.decoder_)
             if not isinstance(y, str):  # labels on the host, of any type (see fit)
                 check_lengths(X, y)
                 return self._validate_X(X, reset=reset), on_host(y)
@@ -354,6 +355,13 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
+    def _check_device_fit(self, X, y, decoder, sample_weight):
+        """For array-API ``X``, before anything is moved or trained: what cannot apply
+        (:meth:`_check_array_api`), the decoder's formulation and Dask ``y`` or weights."""
+        if array_namespace(X) is not None:
+            self._check_array_api(decoder)
+            check_array_api_settings(decoder.formulation, y, sample_weight, inputs="X")
+
     def _check_weights(self, sample_weight, X):
         """``sample_weight`` checked (:func:`convexagg.validation.check_sample_weight`),
         on ``X``'s device for array-API ``X`` (weights given on the host are moved there)."""
@@ -370,9 +378,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         seeds and fit parameters, and check the decoder against the binaries'
         output kind: everything before training anything."""
         plan = self._plan(warn=True)
-        if array_namespace(X) is not None:  # before anything is moved or trained
-            self._check_array_api(decoder)
-            check_array_api_settings(decoder.formulation, y, sample_weight, inputs="X")
+        self._check_device_fit(X, y, decoder, sample_weight)
         X, y_enc, classes = self._validate_training_data(X, y)
         sample_weight = self._check_weights(sample_weight, X)
         # One generator for the code and the binaries' seeds: a seed fixes both.
@@ -659,6 +665,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         decoder = self._make_decoder()
+        self._check_device_fit(X, y, decoder, sample_weight)
         self._check_decoder(decoder, self.binary_output_)  # before any fold model is trained
         p, training = self._decoder_outputs(X, y, sample_weight, fit_params)
         self.decoder_ = self._fit_decoder(decoder, training, p)
@@ -845,13 +852,14 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # the argmax of the very probabilities predict_proba returns, so that the
         # invariant holds for every decoder and every cv (ties: the first class)
         namespace = array_namespace(X)
-        if namespace is not None:  # scikit-learn's convention: numeric labels on X's device
+        if namespace is not None:
             has_proba = hasattr(self.decoder_, "predict_proba")
             scores = self._on_device(X, "predict_proba" if has_proba else "decision_function")
             index = namespace.xp.argmax(scores, axis=1)
+            # scikit-learn's convention: numeric labels on X's device, strings on the host
             if self.classes_.dtype.kind in "biuf":
                 return namespace.xp.take(namespace.to_device(self.classes_), index)
-            return self.classes_[namespace.to_host(index)]  # strings live on the host
+            return self.classes_[namespace.to_host(index)]
         if hasattr(self.decoder_, "predict_proba"):
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         return self.classes_[np.argmax(self._scores(X), axis=1)]
