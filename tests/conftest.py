@@ -1,6 +1,7 @@
 """Fixtures shared by the test files: binary outputs trained once per session."""
 
 import pytest
+import sklearn
 
 from binary_outputs import digits_complete_outputs, digits_outputs
 
@@ -21,3 +22,27 @@ def digits_complete_binary_outputs():
 def golden_outputs(digits_binary_outputs, digits_complete_binary_outputs):
     """The outputs the golden masters of ``tests/data/`` were computed on, by name."""
     return {"digits": digits_binary_outputs, "digits_complete": digits_complete_binary_outputs}
+
+
+@pytest.fixture
+def dispatch(monkeypatch):
+    """scikit-learn's array API dispatch on for the test. scikit-learn requires
+    ``SCIPY_ARRAY_API=1`` to enable it; set for the test only (convexagg's device path
+    calls no SciPy function on a non-NumPy array, so SciPy's own mode does not matter)."""
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with sklearn.config_context(array_api_dispatch=True):
+        yield
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Problems of a few hundred rows: PyTorch's thread pool only adds contention."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - depends on the environment
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -5,9 +5,8 @@ the NumPy path, an independent implementation of the same objective
 (:class:`~convexagg.aggregation.DenseObjective`, the class-blocked storage the
 decoder fits with, scipy's softmax): on ``array_api_strict`` (every function
 outside the standard raises) and on PyTorch's CPU tensors where PyTorch is
-installed. scikit-learn requires ``SCIPY_ARRAY_API=1`` to enable dispatch; the
-fixture sets it for the test only (convexagg's device path calls no SciPy
-function on a non-NumPy array, so SciPy's own mode does not matter here).
+installed (the namespaces and fixtures: ``tests/array_api_namespaces.py``).
+``ConvexAggregationClassifier`` on array-API ``X``: ``tests/test_array_api_classifier.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +16,8 @@ import pytest
 import sklearn
 from scipy.special import log_softmax, softmax
 
-from convexagg import ConvexAggregationClassifier, ConvexDecoder, OutputDecoderClassifier
+from array_api_namespaces import NAMESPACES, TORCH, host, of_namespace, to_xp, xps
+from convexagg import ConvexDecoder, OutputDecoderClassifier
 from convexagg._array_api import array_namespace
 from convexagg.aggregation import DenseObjective, Penalty, stack_losses
 from convexagg.aggregation.array_api import ArrayAPIObjective, array_api_losses
@@ -25,67 +25,7 @@ from convexagg.codes import make_code
 from convexagg.losses import binary_losses
 from convexagg.solvers import LBFGSB, InteriorPoint, ProjectedNewton
 
-xps = pytest.importorskip("array_api_strict")
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - depends on the environment
-        return None
-    return torch
-
-
-TORCH = _torch()
-NAMESPACES = [
-    pytest.param("strict", id="array_api_strict"),
-    pytest.param(
-        "torch",
-        id="torch-cpu",
-        marks=pytest.mark.skipif(TORCH is None, reason="PyTorch is not installed"),
-    ),
-]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Problems of a few hundred rows: PyTorch's thread pool only adds contention."""
-    if TORCH is None:
-        yield
-        return
-    threads = TORCH.get_num_threads()
-    TORCH.set_num_threads(1)
-    yield
-    TORCH.set_num_threads(threads)
-
-
-@pytest.fixture
-def dispatch(monkeypatch):
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")  # scikit-learn checks it before dispatching
-    with sklearn.config_context(array_api_dispatch=True):
-        yield
-
-
-def to_xp(name, a):
-    """``a`` (NumPy) as an array of the namespace ``name``."""
-    if a is None:
-        return None
-    return xps.asarray(a) if name == "strict" else TORCH.asarray(a)
-
-
-def of_namespace(name, a):
-    """Whether ``a`` is an array of namespace ``name`` (not NumPy)."""
-    if name == "strict":
-        return a.__array_namespace__() is xps
-    return isinstance(a, TORCH.Tensor)
-
-
-def host(a):
-    if isinstance(a, np.ndarray):
-        return a
-    if TORCH is not None and isinstance(a, TORCH.Tensor):
-        return a.numpy()
-    return np.from_dlpack(a)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def outputs(n=400, K=5, code_name="ovo", seed=0, dtype=np.float64):
@@ -321,8 +261,6 @@ def test_errors_name_the_input(name, dispatch):
     dec = ConvexDecoder().fit(Qx, y, code)
     with pytest.raises(ValueError, match="fitted with 3 classifiers"):
         dec.predict_proba(to_xp(name, Q[:, :2]))
-    with pytest.raises(ValueError, match="array-API X"):
-        ConvexAggregationClassifier().fit(Qx, y)
 
 
 def test_dask_labels_with_device_outputs_are_refused(dispatch):

@@ -17,11 +17,20 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn import get_config
+from sklearn.utils import get_tags
 from sklearn.utils._array_api import get_namespace_and_device, move_to, supported_float_dtypes
 
 from ._dask import is_dask_array
 
-__all__ = ["Namespace", "array_namespace", "check_array_api_settings", "namespace_of"]
+__all__ = [
+    "Namespace",
+    "array_namespace",
+    "check_array_api_learners",
+    "check_array_api_settings",
+    "namespace_of",
+    "on_host",
+    "take_rows",
+]
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,27 @@ class Namespace:
             return a
         return self.to_device(a)
 
+    def take(self, a, rows):
+        """The rows ``rows`` (a slice, NumPy indices or indices of this namespace) of
+        ``a``, an array of this namespace: the standard indexes by integer arrays only
+        through ``take``."""
+        if isinstance(rows, slice):
+            return a if rows == slice(None) else a[rows, ...]
+        if isinstance(rows, np.ndarray):
+            rows = self.to_device(rows.astype(np.int64, copy=False))
+        return self.xp.take(a, rows, axis=0)
+
+    def place_rows(self, blocks, rows, n_rows):
+        """An array of ``n_rows`` rows with ``blocks[k]`` (arrays of this namespace) at
+        the rows ``rows[k]`` (NumPy indices, disjoint) and zeros elsewhere: assembled
+        by one ``take`` (the standard has no assignment through integer indices)."""
+        xp = self.xp
+        order = np.concatenate([np.asarray(r, dtype=np.int64) for r in rows])
+        position = np.full(n_rows, order.size, dtype=np.int64)  # the zero row
+        position[order] = np.arange(order.size)
+        zero = xp.zeros((1, *blocks[0].shape[1:]), dtype=blocks[0].dtype, device=self.device)
+        return self.take(xp.concat([*blocks, zero], axis=0), position)
+
 
 def array_namespace(Q):
     """The :class:`Namespace` of ``Q`` when it takes the array-API path, else None.
@@ -96,6 +126,46 @@ def array_namespace(Q):
     return Namespace(xp, device)
 
 
+def on_host(a):
+    """``a`` as NumPy when it takes the array-API path (moved from its device), else
+    ``a`` unchanged (None, NumPy, lists, ...).
+
+    Parameters
+    ----------
+    a : object
+        An input.
+
+    Returns
+    -------
+    a : object
+        On the host.
+    """
+    namespace = array_namespace(a)
+    return a if namespace is None else namespace.to_host(a)
+
+
+def take_rows(a, rows):
+    """The rows ``rows`` (a slice or integer indices) of ``a``: NumPy indexing, or
+    :meth:`Namespace.take` for an array that takes the array-API path (None kept).
+
+    Parameters
+    ----------
+    a : array or None
+        NumPy or array-API array.
+    rows : slice or ndarray of int
+        The rows.
+
+    Returns
+    -------
+    taken : array or None
+        Of ``a``'s namespace.
+    """
+    if a is None:
+        return None
+    namespace = array_namespace(a)
+    return a[rows] if namespace is None else namespace.take(a, rows)
+
+
 def namespace_of(*arrays):
     """The :class:`Namespace` of the first array that takes the array-API path, else None.
 
@@ -116,7 +186,40 @@ def namespace_of(*arrays):
     return None
 
 
-def check_array_api_settings(formulation, *others):
+def check_array_api_learners(learners, name="estimator"):
+    """Raise a ``ValueError`` unless every learner declares scikit-learn's array API
+    support (its ``__sklearn_tags__().array_api_support``), naming the parameter.
+
+    Binaries of array-API ``X`` are trained and predict on ``X``'s device; a
+    learner that computes with NumPy would need its data copied to the host,
+    which convexagg never does behind the user's back.
+
+    Parameters
+    ----------
+    learners : estimator or list of estimators
+        The binary learner, or one per code column (fitted binaries with
+        ``cv="prefit"``).
+    name : str, default="estimator"
+        The parameter the learners were given by.
+    """
+    many = isinstance(learners, (list, tuple))
+    for l, learner in enumerate(learners if many else [learners]):
+        try:
+            supported = get_tags(learner).array_api_support
+        except (AttributeError, TypeError):  # not a scikit-learn estimator
+            supported = False
+        if not supported:
+            which = f"{name}[{l}]" if many else name
+            raise ValueError(
+                f"array-API X (array_api_dispatch=True) needs binary learners that support "
+                f"the array API, to train and predict on X's device; {which}="
+                f"{learner!r} does not declare it (its __sklearn_tags__().array_api_support "
+                "is False). Use one that does, such as LogisticRegression() (solver "
+                "'lbfgs'), or pass X as a NumPy array."
+            )
+
+
+def check_array_api_settings(formulation, *others, inputs="Q"):
     """Raise a ``ValueError`` for what the array-API path cannot do, naming the parameter.
 
     Parameters
@@ -127,6 +230,8 @@ def check_array_api_settings(formulation, *others):
     *others : objects
         ``y`` and ``sample_weight``: a Dask array among them cannot go with an
         array-API ``Q``.
+    inputs : str, default="Q"
+        The array-API input's name in the messages (``"X"`` for an estimator).
     """
     if formulation != "likelihood":
         raise ValueError(
@@ -136,6 +241,6 @@ def check_array_api_settings(formulation, *others):
         )
     if any(is_dask_array(a) for a in others):
         raise ValueError(
-            "y and sample_weight cannot be Dask arrays when Q is an array-API array "
-            "(array_api_dispatch=True); pass them as arrays of Q's namespace or NumPy."
+            f"y and sample_weight cannot be Dask arrays when {inputs} is an array-API array "
+            f"(array_api_dispatch=True); pass them as arrays of {inputs}'s namespace or NumPy."
         )

@@ -35,6 +35,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
+from ._array_api import array_namespace
 from ._sklearn import check_method_params
 from .binary import (
     binary_output_kind,
@@ -42,6 +43,7 @@ from .binary import (
     fit_predict_binaries,
     fold_binaries,
     predict_binaries,
+    predict_binaries_on_device,
 )
 
 __all__ = [
@@ -232,7 +234,8 @@ def check_learners(estimator, n_columns, prefit):
         binary_output_kind(est, name=f"estimator[{l}]")  # TypeError naming it
         if prefit:
             check_is_fitted(est)
-            n_classes = len(getattr(est, "classes_", ()))
+            classes = getattr(est, "classes_", ())  # an array-API binary's: no len()
+            n_classes = classes.shape[0] if hasattr(classes, "shape") else len(classes)
             if n_classes != 2:
                 raise ValueError(
                     f"with cv='prefit', estimator[{l}] must be a fitted binary classifier "
@@ -346,7 +349,7 @@ def train(p, learners, plan, n_jobs, log, warm=None, oof=None):
     """
     M = p.code.shape[1]
     if plan.prefit:
-        return Training([learners], predict_binaries(learners, p.X, p.output, n_jobs), slice(None))
+        return Training([learners], _outputs(learners, p.X, p.output, n_jobs), slice(None))
     if not plan.out_of_fold:
         log(f"training {M} binary classifiers")
         done = log.tasks(M, M, lambda k: f"binaries: {k} of {M} trained")
@@ -385,7 +388,7 @@ def decoder_outputs(fitted, p, learners, n_jobs):
         rows = np.sort(np.concatenate(fitted.tests))
         return Training(fitted.members, Q, rows, tests=fitted.tests)
     if not fitted.plan.out_of_fold:
-        Q = predict_binaries(fitted.members[0], p.X, p.output, n_jobs)
+        Q = _outputs(fitted.members[0], p.X, p.output, n_jobs)
         return Training(fitted.members, Q, slice(None))
     _, Q, rows, _ = out_of_fold(p, learners, fitted.plan.splitter, n_jobs, keep=False)
     return Training(fitted.members, Q, rows)
@@ -492,8 +495,22 @@ def _fit_all(fit, p, learners, n_jobs, warm, progress, *output):
     )
 
 
+def _outputs(estimators, X, output, n_jobs):
+    """The binaries' outputs on ``X``: on its device for array-API ``X``."""
+    if array_namespace(X) is not None:
+        return predict_binaries_on_device(estimators, X, output)
+    return predict_binaries(estimators, X, output, n_jobs)
+
+
 def member_outputs(members, tests, X, output, n_jobs):
     """Out-of-fold outputs of an ensemble's members on the rows each was tested on."""
+    namespace = array_namespace(X)
+    if namespace is not None:  # on X's device, assembled there
+        parts = [
+            predict_binaries_on_device(member, namespace.take(X, test), output)
+            for member, test in zip(members, tests)
+        ]
+        return namespace.place_rows(parts, tests, X.shape[0])
     Q = np.zeros((X.shape[0], len(members[0])))
     for member, test in zip(members, tests):
         Q[test] = predict_binaries(member, X[test], output, n_jobs)

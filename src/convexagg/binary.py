@@ -18,6 +18,15 @@ logistic regressions on 18,000 rows: 0.3 s -> 0.01 s). A pipeline of a
 ``StandardScaler`` and such a model is linear too: its scaling is folded into
 the stacked coefficients (``x -> ((x - mean) / scale) @ coef + b``).
 
+Array API: under ``sklearn.set_config(array_api_dispatch=True)`` an ``X`` of
+another array library (PyTorch, CuPy, ...) stays on its device. Each column's
+rows and 0/1 targets are built there from the class indices moved there once,
+the learners (which must declare scikit-learn's array API support, see
+:func:`convexagg._array_api.check_array_api_learners`) are fitted on those
+arrays, and ``Q`` is stacked there (:func:`predict_binaries_on_device`). The
+binaries are trained one after another in the calling process: joblib workers
+would copy the device arrays, and one device runs one fit at a time anyway.
+
 Seeding: given one seed per column (:func:`column_seeds`), every
 ``random_state`` parameter of a clone that is left at ``None`` (its own or a
 nested one, e.g. inside a pipeline) is set to its column's seed, so randomised
@@ -40,6 +49,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import validate_data
 
+from ._array_api import array_namespace, on_host
 from ._sklearn import check_method_params, num_samples
 
 __all__ = [
@@ -51,6 +61,7 @@ __all__ = [
     "fold_binaries",
     "out_of_fold_outputs",
     "predict_binaries",
+    "predict_binaries_on_device",
 ]
 
 
@@ -78,7 +89,8 @@ class ConstantBinaryPredictor(BaseEstimator):
         self : ConstantBinaryPredictor
             The fitted predictor.
         """
-        y = np.asarray(y)
+        y = np.asarray(on_host(y))  # a target of X's device (the array-API path): a few numbers
+        sample_weight = on_host(sample_weight)
         if y.size and sample_weight is not None and np.sum(sample_weight) > 0:
             self.p_ = float(np.average(y == 1, weights=sample_weight))
         else:
@@ -100,7 +112,7 @@ class ConstantBinaryPredictor(BaseEstimator):
             ``1 - p_`` and ``p_`` in every row.
         """
         n = num_samples(X)
-        return np.column_stack([np.full(n, 1.0 - self.p_), np.full(n, self.p_)])
+        return _like(X, np.column_stack([np.full(n, 1.0 - self.p_), np.full(n, self.p_)]))
 
     def decision_function(self, X):
         """Return the constant margin: the log-odds of ``p_``, clipped to ``[-10, 10]``.
@@ -116,7 +128,19 @@ class ConstantBinaryPredictor(BaseEstimator):
             The same value in every row.
         """
         p = min(max(self.p_, 1e-5), 1 - 1e-5)
-        return np.full(num_samples(X), np.clip(np.log(p / (1 - p)), -10.0, 10.0))
+        return _like(X, np.full(num_samples(X), np.clip(np.log(p / (1 - p)), -10.0, 10.0)))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # outputs in X's namespace, on its device
+        return tags
+
+
+def _like(X, values):
+    """NumPy ``values`` in ``X``'s namespace, on its device, when ``X`` takes the
+    array-API path (a constant binary's outputs, made there at the cost of a copy)."""
+    namespace = array_namespace(X)
+    return values if namespace is None else namespace.to_device(values)
 
 
 def binary_output_kind(estimator, name="estimator"):
@@ -228,17 +252,36 @@ def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None):
     ``warm`` itself is never refitted: a fit that fails in another column must
     leave the previous model as it was. The fitted object is returned, not what
     its ``fit`` returns (scikit-learn's meta-estimators do the same; some
-    learners' ``fit`` returns None)."""
-    rows, target = _binary_problem(y, column)
+    learners' ``fit`` returns None).
+
+    Array-API ``X`` (:mod:`convexagg._array_api`): ``y`` holds the class
+    indices on ``X``'s device, and the rows and targets are built there."""
+    namespace = array_namespace(X)
+    if namespace is None:
+        rows, target = _binary_problem(y, column)
+        one_sided = np.unique(target).size < 2
+    else:
+        rows, target = _device_problem(y, column, namespace)
+        n_positive = int(namespace.xp.sum(target))
+        one_sided = n_positive in (0, int(target.shape[0]))
     params = check_method_params(X, params=fit_params or {}, indices=rows)
-    if np.unique(target).size < 2:
+    if one_sided:
         return ConstantBinaryPredictor().fit(None, target, params.get("sample_weight"))
     if warm is None or isinstance(warm, ConstantBinaryPredictor):
         est = _seeded_clone(estimator, seed)
     else:
         est = copy.deepcopy(warm)
-    est.fit(X[rows], target, **params)
+    est.fit(X[rows] if namespace is None else namespace.take(X, rows), target, **params)
     return est
+
+
+def _device_problem(y, column, namespace):
+    """:func:`_binary_problem` on the device: ``y`` and the results are arrays of
+    ``namespace``, ``column`` (a code column, a few entries) is moved there."""
+    xp = namespace.xp
+    side = xp.take(namespace.to_device(column.astype(np.int64)), y)
+    rows = xp.nonzero(side != 0)[0]
+    return rows, xp.astype(xp.take(side, rows) == 1, xp.int64)
 
 
 def _predict_binary(estimator, X, output, index=0):
@@ -280,6 +323,11 @@ def _check_outputs(values, estimators, output, indices):
     """Raise for the first column of ``values`` that is not finite (or, for
     probabilities, outside ``[0, 1]``), naming its binary classifier."""
     lo, hi = values.min(axis=0, initial=0.0), values.max(axis=0, initial=0.0)
+    _check_ranges(lo, hi, estimators, output, indices)
+
+
+def _check_ranges(lo, hi, estimators, output, indices):
+    """:func:`_check_outputs` on the columns' minima ``lo`` and maxima ``hi`` (NumPy)."""
     bad = np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi)))
     if bad.size:
         j = bad[0]
@@ -447,13 +495,29 @@ def fit_binaries(
     """
     _warn_one_sided(y, code)
     seeds, warm = _per_column(code, seeds, warm)
+    namespace = array_namespace(X)
+    if namespace is not None:
+        y = namespace.to_device(y)  # once: every column's targets are built from it there
     tasks = (
         delayed(_fit_binary)(
             _learner(estimator, l), X, y, code[:, l], seeds[l], _params_of(fit_params, l), warm[l]
         )
         for l in range(code.shape[1])
     )
+    if namespace is not None:
+        return _in_turn(tasks, progress)
     return _parallel(n_jobs, tasks, progress)
+
+
+def _in_turn(tasks, progress=None):
+    """The ``delayed`` tasks run one after another in this process (the array-API
+    path: see the module docstring), calling ``progress()`` after each."""
+    done = []
+    for function, args, kwargs in tasks:
+        done.append(function(*args, **kwargs))
+        if progress is not None:
+            progress()
+    return done
 
 
 def _fit_predict_binary_all(estimator, X, y, column, output, seed, index, fit_params, warm):
@@ -511,6 +575,9 @@ def fit_predict_binaries(
         Their outputs on ``X``.
     """
     learners = [_learner(estimator, l) for l in range(code.shape[1])]
+    if array_namespace(X) is not None:  # trained and predicting on X's device
+        estimators = fit_binaries(estimator, X, y, code, n_jobs, seeds, fit_params, warm, progress)
+        return estimators, predict_binaries_on_device(estimators, X, output)
     if all(_is_linear_learner(est, output) for est in learners):  # they predict faster together
         estimators = fit_binaries(estimator, X, y, code, n_jobs, seeds, fit_params, warm, progress)
         return estimators, predict_binaries(estimators, X, output, n_jobs=n_jobs)
@@ -571,6 +638,63 @@ def predict_binaries(estimators, X, output, n_jobs=None):
     for l, column in zip(others, columns):
         Q[:, l] = column
     return Q
+
+
+def predict_binaries_on_device(estimators, X, output):
+    """:func:`predict_binaries` for an ``X`` that takes the array-API path: each binary
+    predicts on ``X``'s device and ``Q`` is stacked there, checked as
+    :func:`predict_binaries` checks its outputs (shape, finite, probabilities in
+    ``[0, 1]``), only the columns' minima and maxima crossing to the host.
+
+    Parameters
+    ----------
+    estimators : list of fitted binary classifiers
+        One per code column, each predicting arrays of ``X``'s namespace.
+    X : array of shape (n_samples, n_features)
+        Samples of an array-API namespace (``array_api_dispatch=True``).
+    output : {"proba", "margin"}
+        Which outputs to predict (``predict_proba`` or ``decision_function``).
+
+    Returns
+    -------
+    Q : array of shape (n_samples, n_classifiers)
+        In ``X``'s namespace and on its device (float64 where the device has it).
+    """
+    namespace = array_namespace(X)
+    xp, n = namespace.xp, num_samples(X)
+    dtype = namespace.float_dtype(np.float64)
+    columns = [_device_output(est, X, output, l, n, namespace) for l, est in enumerate(estimators)]
+    Q = xp.stack([xp.astype(c, dtype) for c in columns], axis=1)
+    lo, hi = namespace.to_host(xp.min(Q, axis=0)), namespace.to_host(xp.max(Q, axis=0))
+    _check_ranges(lo, hi, estimators, output, list(range(len(estimators))))
+    return Q
+
+
+def _device_output(estimator, X, output, index, n, namespace):
+    """:func:`_predict_binary` on ``X``'s device: the column, checked for its shape and
+    for being an array of ``X``'s namespace (not computed elsewhere)."""
+    name = f"binary classifier {index} ({type(estimator).__name__})"
+    method = "predict_proba" if output == "proba" else "decision_function"
+    values = getattr(estimator, method)(X)
+    if array_namespace(values) is None or array_namespace(values).xp is not namespace.xp:
+        raise ValueError(
+            f"{name} returned {method} as {type(values).__name__}, not an array of X's "
+            "namespace: it does not compute on X's device."
+        )
+    shape = tuple(values.shape)
+    if output == "proba":
+        if len(shape) != 2 or shape[1] != 2:
+            raise ValueError(
+                f"{name} returned predict_proba of shape {shape}; expected (n_samples, 2)."
+            )
+        values = values[:, 1]  # the larger class label is the positive side
+    elif len(shape) == 2 and shape[1] == 1:
+        values = values[:, 0]
+    if values.ndim != 1 or values.shape[0] != n:
+        raise ValueError(
+            f"{name} returned {method} of shape {shape}; expected one output per sample ({n})."
+        )
+    return values
 
 
 def _fold_binary(estimator, X, y, column, train, test, output, seed, index, fit_params, keep):
@@ -644,6 +768,12 @@ def fold_binaries(
         _warn_one_sided(y[train], code, where=f" in cross-validation fold {f}")
     M = code.shape[1]
     seeds = [None] * M if seeds is None else seeds
+    namespace = array_namespace(X)
+    if namespace is not None:
+        members, Q = _fold_on_device(
+            estimator, X, y, code, splits, output, seeds, fit_params, keep, progress, namespace
+        )
+        return members, Q, covered
     tasks = (
         delayed(_fold_binary)(
             _learner(estimator, l),
@@ -671,6 +801,29 @@ def fold_binaries(
         if keep:
             members.append([est for est, _ in fold])
     return members, Q, covered
+
+
+def _fold_on_device(
+    estimator, X, y, code, splits, output, seeds, fit_params, keep, progress, namespace
+):
+    """:func:`fold_binaries` on ``X``'s device, one binary after another: each fold's
+    rows are taken once, its outputs stacked there, and ``Q`` assembled there."""
+    y_device = namespace.to_device(y)
+    members, parts = [], []
+    for train, test in splits:
+        X_train, y_train = namespace.take(X, train), namespace.take(y_device, train)
+        fold = []
+        for l in range(code.shape[1]):
+            params = check_method_params(X, params=_params_of(fit_params, l) or {}, indices=train)
+            fold.append(
+                _fit_binary(_learner(estimator, l), X_train, y_train, code[:, l], seeds[l], params)
+            )
+            if progress is not None:
+                progress()
+        parts.append(predict_binaries_on_device(fold, namespace.take(X, test), output))
+        members.append(fold)
+    Q = namespace.place_rows(parts, [test for _, test in splits], num_samples(X))
+    return (members if keep else None), Q
 
 
 def out_of_fold_outputs(

@@ -21,7 +21,13 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._array_api import array_namespace
+from ._array_api import (
+    array_namespace,
+    check_array_api_learners,
+    check_array_api_settings,
+    on_host,
+    take_rows,
+)
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
 from ._docstrings import fill_doc
@@ -38,7 +44,7 @@ from ._training import (
     train,
 )
 from ._utils import Reporter, restore_on_failure
-from .binary import column_seeds, predict_binaries
+from .binary import column_seeds, predict_binaries, predict_binaries_on_device
 from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
 from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
@@ -155,6 +161,17 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     computed block by block of rows (whole rows per block) by the fitted
     binaries and decoder; the binaries must predict on any block of rows
     (scikit-learn's do).
+
+    Array API: under ``sklearn.set_config(array_api_dispatch=True)`` an ``X``
+    of another array library (PyTorch, CuPy) stays on its device: the binaries
+    are trained there (one after another), their outputs kept there and
+    :class:`ConvexDecoder` fitted there; the predictions are arrays of ``X``'s
+    namespace (``predict``: numeric labels; others as NumPy), ``classes_`` and
+    the decoder's attributes NumPy. The learners must declare scikit-learn's
+    array API support (``LogisticRegression()`` does): another learner, a
+    decoder other than :class:`ConvexDecoder`, ``n_jobs`` above 1 and
+    ``binary_param_grid`` raise a ``ValueError`` naming them. See the user
+    guide's array-API page.
     """
 
     _parameter_constraints = {
@@ -220,6 +237,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return tags
         tags.input_tags.sparse = all(t.input_tags.sparse for t in learner_tags)
         tags.input_tags.allow_nan = all(t.input_tags.allow_nan for t in learner_tags)
+        # array-API X is fitted and predicted on its device (the learners permitting), but
+        # classes_ and the decoder's attributes stay NumPy on the host, where the solver
+        # computes them: scikit-learn's check_array_api_input wants them in X's namespace,
+        # so array_api_support stays False (tests/test_array_api_classifier.py checks it)
         return tags
 
     def get_metadata_routing(self):
@@ -254,15 +275,49 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # -- the fit skeleton: validation, seeds, fit parameters; fit, fit_decoder, the CV fit --
 
-    def _validate_X(self, X, y="no_validation", reset=True):
-        """``validate_data`` with NaN allowed only where the binary learner takes it."""
-        if array_namespace(X) is not None:
+    def _check_array_api(self, decoder=None):
+        """Raise for what the array-API path (``X`` on a device, see the user guide's
+        array-API page) cannot do, naming the parameter: a learner without scikit-learn's
+        array API support, ``n_jobs`` above 1, a decoder other than
+        :class:`ConvexDecoder`'s likelihood fit, ``binary_param_grid``, a subclass
+        with its own ``fit`` (:class:`ConvexAggregationClassifierCV`)."""
+        name = type(self).__name__
+        if type(self).fit is not CodeMatrixClassifier.fit:
             raise ValueError(
-                f"{type(self).__name__} does not take array-API X (array_api_dispatch=True) "
-                "yet: its binaries are trained and stacked on NumPy arrays. Pass X as a NumPy "
-                "array, or compute the binary outputs on the device and decode them with "
-                "OutputDecoderClassifier or ConvexDecoder, which take array-API inputs."
+                f"{name} does not take array-API X (array_api_dispatch=True): its fit "
+                "computes on NumPy arrays. Pass X as a NumPy array, or use "
+                "ConvexAggregationClassifier, whose fit keeps X on its device."
             )
+        if self.n_jobs not in (None, 1):
+            raise ValueError(
+                f"n_jobs={self.n_jobs!r} cannot apply to array-API X (array_api_dispatch="
+                "True): its binaries are trained one after another on X's device (joblib "
+                "workers would copy the device arrays); leave n_jobs=None or 1."
+            )
+        if getattr(self, "binary_param_grid", None) is not None:
+            raise ValueError(
+                "binary_param_grid cannot apply to array-API X (array_api_dispatch=True): "
+                "the candidates are compared on NumPy arrays; pass X as a NumPy array or "
+                "leave binary_param_grid=None."
+            )
+        if decoder is not None and not isinstance(decoder, ConvexDecoder):
+            raise ValueError(
+                f"array-API X (array_api_dispatch=True) is decoded on its device by "
+                f"ConvexDecoder only; decoder={decoder!r} computes on NumPy arrays. Leave "
+                "decoder=None (ConvexDecoder()) or pass X as a NumPy array."
+            )
+        check_array_api_learners(self._learners(), "estimator")
+
+    def _validate_X(self, X, y="no_validation", reset=True):
+        """``validate_data`` with NaN allowed only where the binary learner takes it;
+        array-API ``X`` stays on its device (checked by :meth:`_check_array_api`)."""
+        if array_namespace(X) is not None:
+            # a fitted decoder decodes X's outputs on the device (predict, fit_decoder);
+            # fit checks the decoder it is about to fit (_problem)
+            self._check_array_api(None if reset else self.decoder_)
+            if not isinstance(y, str):  # labels on the host, of any type (see fit)
+                check_lengths(X, y)
+                return self._validate_X(X, reset=reset), on_host(y)
         allow_nan = get_tags(self).input_tags.allow_nan
         return validate_data(
             self,
@@ -300,14 +355,32 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
+    def _check_device_fit(self, X, y, decoder, sample_weight):
+        """For array-API ``X``, before anything is moved or trained: what cannot apply
+        (:meth:`_check_array_api`), the decoder's formulation and Dask ``y`` or weights."""
+        if array_namespace(X) is not None:
+            self._check_array_api(decoder)
+            check_array_api_settings(decoder.formulation, y, sample_weight, inputs="X")
+
+    def _check_weights(self, sample_weight, X):
+        """``sample_weight`` checked (:func:`convexagg.validation.check_sample_weight`),
+        on ``X``'s device for array-API ``X`` (weights given on the host are moved there)."""
+        if sample_weight is None:
+            return None
+        namespace = array_namespace(X)
+        if namespace is None:
+            return check_sample_weight(sample_weight, num_samples(X))
+        host = check_sample_weight(on_host(sample_weight), num_samples(X))
+        return namespace.to_device(host, dtype=namespace.float_dtype(np.float64))
+
     def _problem(self, X, y, decoder, sample_weight=None, fit_params=None):
         """Validate ``X``, ``y`` and the learners, build the code, the per-column
         seeds and fit parameters, and check the decoder against the binaries'
         output kind: everything before training anything."""
         plan = self._plan(warn=True)
+        self._check_device_fit(X, y, decoder, sample_weight)
         X, y_enc, classes = self._validate_training_data(X, y)
-        if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, num_samples(X))
+        sample_weight = self._check_weights(sample_weight, X)
         # One generator for the code and the binaries' seeds: a seed fixes both.
         rng = None if self.random_state is None else check_random_state(self.random_state)
         code = make_code(self.code, classes.size, random_state=rng)
@@ -356,7 +429,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_decoder(self, decoder, training, p):
         """Fit ``decoder`` on the training outputs (the rows that have one)."""
-        Q, rows = training.Q[training.rows], training.rows
+        Q, rows = take_rows(training.Q, training.rows), training.rows
         self._log(f"fitting {type(decoder).__name__} on {Q.shape[0]} x {Q.shape[1]} outputs")
         kwargs = {}
         if p.sample_weight is not None:
@@ -365,7 +438,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     f"sample_weight was given but the decoder {type(decoder).__name__} does "
                     "not take sample weights in fit."
                 )
-            kwargs["sample_weight"] = p.sample_weight[rows]
+            kwargs["sample_weight"] = take_rows(p.sample_weight, rows)
         return decoder.fit(Q, p.y[rows], p.code, output=p.output, **kwargs)
 
     def _train(self, p, warm=None):
@@ -445,7 +518,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return
         n = training.Q.shape[0]
         self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
-        self.oof_proba_[training.rows] = decoder.predict_proba(training.Q[training.rows])
+        proba = decoder.predict_proba(take_rows(training.Q, training.rows))
+        namespace = array_namespace(proba)  # array-API X: fitted attributes live on the host
+        self.oof_proba_[training.rows] = proba if namespace is None else namespace.to_host(proba)
         if training.tests is not None:
             self.oof_fold_ = np.full(n, -1)
             for k, test in enumerate(training.tests):
@@ -460,12 +535,14 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         and the fit parameters routed as :meth:`fit` routes them."""
         check_is_fitted(self)
         self._validate_params()
-        X = self._validate_X(X, reset=False)
+        if array_namespace(X) is not None:
+            X, y = self._validate_X(X, y, reset=False)
+        else:
+            X = self._validate_X(X, reset=False)
         y = column_or_1d(y, warn=True)
         check_lengths(X, y)
         y_enc = encode_labels(y, self.classes_, "y")
-        if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, num_samples(X))
+        sample_weight = self._check_weights(sample_weight, X)
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)
         fitted = self._fitted
@@ -546,8 +623,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         p, training = self._decoder_outputs(X, y, sample_weight, fit_params)
         rows = training.rows
-        sw = None if p.sample_weight is None else p.sample_weight[rows]
-        return training.Q[rows], p.y[rows], sw
+        return take_rows(training.Q, rows), p.y[rows], take_rows(p.sample_weight, rows)
 
     @restore_on_failure
     def fit_decoder(self, X, y, sample_weight=None, **fit_params):
@@ -589,6 +665,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         decoder = self._make_decoder()
+        self._check_device_fit(X, y, decoder, sample_weight)
         self._check_decoder(decoder, self.binary_output_)  # before any fold model is trained
         p, training = self._decoder_outputs(X, y, sample_weight, fit_params)
         self.decoder_ = self._fit_decoder(decoder, training, p)
@@ -616,6 +693,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_columns = self.code_matrix_.shape[1]
         if is_dask_array(X):
             return self._map_dask(X, "predict_binary_proba", n_columns, np.float64)
+        if array_namespace(X) is not None:
+            return self._on_device(X, "predict_binary_proba")
         return np.mean(self._member_outputs(X), axis=0)
 
     def _member_outputs(self, X):
@@ -625,6 +704,32 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             predict_binaries(member, X, self.binary_output_, n_jobs=self.n_jobs)
             for member in self._members()
         ]
+
+    def _on_device(self, X, method):
+        """``method`` (a prediction method's name) for array-API ``X``: the members'
+        outputs, the decode and the mean over an ensemble computed on ``X``'s device,
+        as the NumPy methods compute them."""
+        X = self._validate_X(X, reset=False)
+        xp = array_namespace(X).xp
+        output = self.binary_output_
+        outputs = [predict_binaries_on_device(member, X, output) for member in self._members()]
+        if method == "predict_binary_proba":
+            return xp.mean(xp.stack(outputs), axis=0)
+        decoder, n = self.decoder_, len(outputs)
+        if method == "predict_proba" and not hasattr(decoder, "predict_log_proba"):
+            return xp.mean(xp.stack([decoder.predict_proba(Q) for Q in outputs]), axis=0)
+        mean_scores = not (self.ensemble_ and hasattr(decoder, "predict_proba"))
+        if method == "decision_function" and mean_scores:
+            return xp.mean(xp.stack([decoder.decision_function(Q) for Q in outputs]), axis=0)
+        if method == "decision_function" and not hasattr(decoder, "predict_log_proba"):
+            return xp.log(self._on_device(X, "predict_proba"))
+        log = decoder.predict_log_proba(outputs[0])
+        if n > 1:  # the log of the members' mean probability, stably
+            logs = xp.stack([decoder.predict_log_proba(Q) for Q in outputs])
+            top = xp.max(logs, axis=0)
+            log = top + xp.log(xp.sum(xp.exp(logs - top), axis=0)) - float(np.log(n))
+        log = xp.where(log > 0, xp.zeros_like(log), log)  # as _log_proba: a log is <= 0
+        return xp.exp(log) if method == "predict_proba" else log
 
     def _map_dask(self, X, method, n_columns, dtype):
         """Lazy ``method`` over the row blocks of the Dask array ``X``."""
@@ -664,6 +769,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if is_dask_array(X):
             return self._map_dask(X, "predict_proba", len(self.classes_), np.float64)
+        if array_namespace(X) is not None:
+            return self._on_device(X, "predict_proba")
         if not hasattr(self.decoder_, "predict_log_proba"):
             return np.mean([self.decoder_.predict_proba(Q) for Q in self._member_outputs(X)], 0)
         return np.exp(self._log_proba(X))
@@ -685,6 +792,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if is_dask_array(X):
             return self._map_dask(X, "predict_log_proba", len(self.classes_), np.float64)
+        if array_namespace(X) is not None:
+            return self._on_device(X, "predict_log_proba")
         return self._log_proba(X)
 
     def _scores(self, X):
@@ -717,7 +826,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if is_dask_array(X):
             n_columns = None if len(self.classes_) == 2 else len(self.classes_)
             return self._map_dask(X, "decision_function", n_columns, np.float64)
-        scores = self._scores(X)
+        namespace = array_namespace(X)
+        scores = self._scores(X) if namespace is None else self._on_device(X, "decision_function")
         if scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
         return scores
@@ -741,6 +851,15 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self._map_dask(X, "predict", None, self.classes_.dtype)
         # the argmax of the very probabilities predict_proba returns, so that the
         # invariant holds for every decoder and every cv (ties: the first class)
+        namespace = array_namespace(X)
+        if namespace is not None:
+            has_proba = hasattr(self.decoder_, "predict_proba")
+            scores = self._on_device(X, "predict_proba" if has_proba else "decision_function")
+            index = namespace.xp.argmax(scores, axis=1)
+            # scikit-learn's convention: numeric labels on X's device, strings on the host
+            if self.classes_.dtype.kind in "biuf":
+                return namespace.xp.take(namespace.to_device(self.classes_), index)
+            return self.classes_[namespace.to_host(index)]
         if hasattr(self.decoder_, "predict_proba"):
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         return self.classes_[np.argmax(self._scores(X), axis=1)]
