@@ -236,3 +236,17 @@ def test_without_dispatch_tensors_take_the_numpy_path():
     P = clf.predict_proba(TORCH.asarray(X))
     assert isinstance(P, np.ndarray)
     np.testing.assert_array_equal(P, ref.predict_proba(X))
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_saving_a_device_fit_is_refused_by_name(name, dispatch, tmp_path):
+    """skops stores NumPy arrays only: ``io.save`` names the device array and writes
+    nothing (it used to fail inside skops with the array library's own error)."""
+    from convexagg.io import save
+
+    X, y = data(n=60, K=3)
+    clf = ConvexAggregationClassifier(cv="in_sample").fit(to_xp(name, X), to_xp(name, y))
+    path = tmp_path / "model.skops"
+    with pytest.raises(ValueError, match=r"model\.estimators_\[0\]\[0\]\..* fitted on array-API"):
+        save(clf, path)
+    assert not path.exists()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn import get_config
+from sklearn.externals.array_api_compat import is_array_api_obj
 from sklearn.utils import get_tags
 from sklearn.utils._array_api import get_namespace_and_device, move_to, supported_float_dtypes
 
@@ -27,10 +28,17 @@ __all__ = [
     "array_namespace",
     "check_array_api_learners",
     "check_array_api_settings",
+    "is_device_array",
     "namespace_of",
     "on_host",
     "take_rows",
 ]
+
+
+def is_device_array(obj):
+    """Whether ``obj`` is an array of another array-API namespace than NumPy's
+    (a PyTorch tensor, a CuPy array, ...), whatever the dispatch setting."""
+    return is_array_api_obj(obj) and not isinstance(obj, (np.ndarray, np.generic))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import zlib
 
 import numpy as np
 
+from .._array_api import is_device_array
 from .files import atomic_write, read_limited
 
 __all__ = [
@@ -131,10 +132,20 @@ def save(model, path, inputs=()):
     ValueError
         If the file could not be loaded back: the model holds an object skops
         stores by name but cannot find again (a lambda, a function defined
-        inside another function). Nothing is written then.
+        inside another function); or if it holds arrays of another array-API
+        namespace than NumPy's (fitted on PyTorch or CuPy input), which skops
+        cannot store. Nothing is written then.
     """
     import skops.io as sio
 
+    found = _device_array(model)
+    if found is not None:
+        where, array = found
+        raise ValueError(
+            f"cannot save the model to {path}: {where} is a {_type_name(type(array))} "
+            "(the model was fitted on array-API input); skops files hold NumPy arrays "
+            "only: refit on NumPy arrays to save it, or pickle it. Nothing was written."
+        )
     data = sio.dumps(model)  # serialise first: nothing is written if this fails
     try:  # the model's own types: trusting them runs nothing the caller did not have
         sio.loads(data, trusted=sio.get_untrusted_types(data=data))
@@ -147,6 +158,30 @@ def save(model, path, inputs=()):
         ) from exc
     with atomic_write(path, "wb", inputs=inputs) as f:
         f.write(data)
+
+
+def _device_array(obj, name="model", depth=0, seen=None):
+    """``(attribute path, array)`` of the first array of another namespace than
+    NumPy's inside ``obj`` (its attributes, lists, tuples, dicts), or None."""
+    seen = set() if seen is None else seen
+    if depth > 30 or id(obj) in seen:
+        return None
+    seen.add(id(obj))
+    if is_device_array(obj):
+        return name, obj
+    if isinstance(obj, dict):
+        items = [(f"{name}[{k!r}]", v) for k, v in obj.items()]
+    elif isinstance(obj, (list, tuple)):
+        items = [(f"{name}[{i}]", v) for i, v in enumerate(obj)]
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        items = [(f"{name}.{k}", v) for k, v in vars(obj).items()]
+    else:
+        return None
+    for path, value in items:
+        found = _device_array(value, path, depth + 1, seen)
+        if found is not None:
+            return found
+    return None
 
 
 def _first_line(exc):
