@@ -27,6 +27,8 @@ binary learners are reproducible; parameters the user set are never changed.
 from __future__ import annotations
 
 import copy
+import itertools
+import operator
 import warnings
 
 import numpy as np
@@ -51,6 +53,7 @@ __all__ = [
     "fold_binaries",
     "out_of_fold_outputs",
     "predict_binaries",
+    "predict_log_odds",
 ]
 
 
@@ -351,8 +354,7 @@ def _stacked_linear(parts):
     ``center``, the mean of the scalers' means, keeps ``center - m`` small, so
     that the product does not cancel large means against each other (None when
     no scaler centres)."""
-    # one array operation per quantity, not a loop of small products: the stack is
-    # rebuilt at every prediction
+    # one array operation per quantity, not a loop of small products
     coef = np.array([model.coef_[0] for _, model in parts], dtype=np.float64)  # (m, d)
     b = np.array([np.ravel(model.intercept_)[0] for _, model in parts], dtype=np.float64)
     scales = [getattr(scaler, "scale_", None) for scaler, _ in parts]
@@ -368,13 +370,88 @@ def _stacked_linear(parts):
     return coef.T, b, center
 
 
-def _predict_linear(estimators, parts, X, output, indices):
+# the last stacks built, (a _StackKey, its result), the latest first: a model
+# predicting batch after batch reuses its own. Finding the linear binaries and
+# stacking them took 0.85 ms per call for 325 scaled logistic regressions,
+# checking that nothing they read was replaced 0.14 ms (one core). Fitting a
+# binary again, replacing a step, a binary or a fitted attribute is seen; writing
+# into a fitted array in place is not (as with any estimator's state derived from
+# its fitted attributes). A few are kept, for models that predict in turn.
+_last_stacks = ()
+_KEPT_STACKS = 4
+
+# a fit assigns coef_ anew (classes_ with it)
+_MODEL_READS = operator.attrgetter("coef_", "intercept_")
+_SCALER_READS = operator.attrgetter("scale_", "mean_", "with_mean")
+_STEPS = operator.attrgetter("steps")
+
+
+class _StackKey:
+    """What :func:`_linear_parts` and :func:`_stacked_linear` read of the binaries,
+    compared by identity: the binaries, the steps of the pipelines, and the
+    fitted attributes of the scalers and of the models of a linear class. The
+    reads are C-level loops (``attrgetter``, ``map``, ``operator.is_``)."""
+
+    def __init__(self, estimators, output):
+        self.output, self.estimators = output, tuple(estimators)
+        self.pipelines = [est for est in estimators if type(est) is Pipeline]
+        pairs = [_scaled_parts(est) for est in estimators]
+        self.models = [m for _, m in pairs if _is_linear_class(type(m), output)]
+        self.scalers = [s for s, m in pairs if s is not None and _is_linear_class(type(m), output)]
+        self.reads = self._reads()
+
+    def _reads(self):
+        chain = itertools.chain.from_iterable
+        try:
+            return (
+                list(chain(map(_STEPS, self.pipelines)))
+                + list(chain(map(_MODEL_READS, self.models)))
+                + list(chain(map(_SCALER_READS, self.scalers)))
+            )
+        except AttributeError:  # an unfitted model or scaler: nothing to reuse
+            return None
+
+    def matches(self, estimators, output):
+        """Whether ``estimators`` are the same binaries, with the same state."""
+        if output != self.output or len(estimators) != len(self.estimators):
+            return False
+        if not all(map(operator.is_, estimators, self.estimators)):
+            return False
+        reads = self._reads()
+        return (
+            reads is not None
+            and self.reads is not None
+            and len(reads) == len(self.reads)
+            and all(map(operator.is_, reads, self.reads))
+        )
+
+
+def _linear_stack(estimators, output):
+    """``(parts, linear, stack)``: :func:`_linear_parts` of each binary, the indices
+    of the linear ones (empty unless there are two or more, all with the same
+    number of features), and their :func:`_stacked_linear` (None when empty)."""
+    global _last_stacks
+    kept = _last_stacks  # one read: another thread may replace it meanwhile
+    for key, result in kept:
+        if key.matches(estimators, output):
+            return result
+    parts = [_linear_parts(est, output) for est in estimators]
+    linear = [l for l, part in enumerate(parts) if part is not None]
+    if len({parts[l][1].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
+        linear = []
+    result = parts, linear, _stacked_linear([parts[l] for l in linear]) if linear else None
+    _last_stacks = ((_StackKey(estimators, output), result),) + kept[: _KEPT_STACKS - 1]
+    return result
+
+
+def _predict_linear(estimators, parts, X, output, indices, stack=None):
     """Outputs of linear binaries (their :func:`_linear_parts`) in one product,
     ``(n, len)``: what their ``decision_function`` (``predict_proba[:, 1]``)
-    computes, as ``X @ coef.T + intercept`` (then the sigmoid), for all at once."""
+    computes, as ``X @ coef.T + intercept`` (then the sigmoid), for all at once.
+    ``stack``: their :func:`_stacked_linear`, when known."""
     checker = parts[0][0] or estimators[0]
     X = validate_data(checker, X, accept_sparse="csr", reset=False)
-    W, b, center = _stacked_linear(parts)
+    W, b, center = _stacked_linear(parts) if stack is None else stack
     if center is not None:
         X = X - center
     values = np.asarray(safe_sparse_dot(X, W, dense_output=True), dtype=np.float64)
@@ -386,6 +463,55 @@ def _predict_linear(estimators, parts, X, output, indices):
         np.reciprocal(values, out=values)
     _check_outputs(values, estimators, output, indices)
     return values
+
+
+def predict_log_odds(estimators, X, check_input=True):
+    """The log-odds ``Z = logit(Q)`` of linear binaries' probabilities, in one product.
+
+    Where every binary is scikit-learn's ``LogisticRegression`` (alone or after a
+    ``StandardScaler``, see the module docstring), its probability is
+    ``expit(x @ coef + intercept)``: this returns the decision functions, stacked,
+    so that a decoder can take the cross-entropy losses from them directly
+    (:meth:`~convexagg.decoders.ConvexDecoder.predict_proba_from_log_odds`)
+    instead of from ``Q = expit(Z)``.
+
+    Parameters
+    ----------
+    estimators : list of fitted binary classifiers
+        One per code column.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Samples.
+    check_input : bool, default=True
+        Validate ``X`` against the binaries; False where the caller has
+        validated it already (a 2-D array or CSR/CSC matrix with their features).
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, n_classifiers) or None
+        Column ``l`` is ``logit(estimators[l].predict_proba(X)[:, 1])``, computed
+        without the sigmoid; float64, Fortran-ordered (each column contiguous, the
+        layout the decoders read). None when some binary is not such a model, or
+        when ``X`` is sparse and a scaler centres (as for :func:`predict_binaries`).
+    """
+    parts, linear, stack = _linear_stack(estimators, "proba")
+    if len(linear) != len(estimators):
+        return None
+    W, b, center = stack
+    if issparse(X) and center is not None:
+        return None
+    checker = parts[0][0] or estimators[0]
+    if check_input:
+        X = validate_data(checker, X, accept_sparse="csr", reset=False)
+    if center is None:  # (W.T @ X.T).T: the product lands in the transposed layout
+        ZT = safe_sparse_dot(X, W, dense_output=True).T if issparse(X) else W.T @ X.T
+        ZT = np.asarray(ZT, dtype=np.float64, order="C")
+        ZT += b[:, None]
+        return ZT.T
+    # the intercepts ride in the product, on a column of ones
+    Xc = np.empty((X.shape[0], X.shape[1] + 1))
+    np.subtract(X, center, out=Xc[:, :-1])
+    Xc[:, -1] = 1.0
+    return (np.vstack([W, b]).T @ Xc.T).T
 
 
 def _per_column(code, seeds, warm):
@@ -550,16 +676,17 @@ def predict_binaries(estimators, X, output, n_jobs=None):
     Q : ndarray of shape (n_samples, n_classifiers)
         Column ``l`` is the output of ``estimators[l]``.
     """
-    parts = [_linear_parts(est, output) for est in estimators]
-    linear = [l for l, part in enumerate(parts) if part is not None]
-    if issparse(X):  # a sparse X is not centred (the scalers' own transform refuses it)
+    parts, linear, stack = _linear_stack(estimators, output)
+    if issparse(X) and any(_mean(parts[l][0]) is not None for l in linear):
+        # a sparse X is not centred (the scalers' own transform refuses it)
         linear = [l for l in linear if _mean(parts[l][0]) is None]
-    if len({parts[l][1].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
-        linear = []
+        if len({parts[l][1].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
+            linear = []
+        stack = None
     others = sorted(set(range(len(estimators))) - set(linear))
     if linear:
         chosen = [estimators[l] for l in linear]
-        values = _predict_linear(chosen, [parts[l] for l in linear], X, output, linear)
+        values = _predict_linear(chosen, [parts[l] for l in linear], X, output, linear, stack)
         if not others:
             return values
     Q = np.empty((num_samples(X), len(estimators)))

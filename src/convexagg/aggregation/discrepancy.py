@@ -289,19 +289,23 @@ def softmax_classes(rhoT):
     return np.ascontiguousarray(rhoT.T)
 
 
-# the last product built, (W, dtype, product): a decoder predicting batch after batch
-# reuses it (rebuilding it cost 0.17 ms of a 1.8 ms decode, benchmarks/profile_decode.py)
-_last_product = None
+# the last products built, (W, dtype, product), the latest first: decoders predicting
+# batch after batch reuse theirs (rebuilding one cost 0.17 ms of a 1.8 ms decode,
+# benchmarks/profile_decode.py); a few, so that models predicting in turn (the
+# benchmark's four decoders) do not evict each other
+_last_products = ()
+_KEPT_PRODUCTS = 4
 
 
 def _transposed_product(W, dtype):
     """``L.T -> W.T @ L.T`` for transposed losses, sparse when ``W`` is sparse enough."""
-    global _last_product
-    last = _last_product  # one read: another thread may replace it meanwhile
-    if last is not None and last[1] == dtype and np.array_equal(last[0], W):
-        return last[2]
+    global _last_products
+    kept = _last_products  # one read: another thread may replace it meanwhile
+    for entry in kept:
+        if entry[1] == dtype and entry[0].shape == W.shape and np.array_equal(entry[0], W):
+            return entry[2]
     product = _build_product(W, dtype)
-    _last_product = (W.copy(), dtype, product)
+    _last_products = ((W.copy(), dtype, product),) + kept[: _KEPT_PRODUCTS - 1]
     return product
 
 
