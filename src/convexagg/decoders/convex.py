@@ -25,6 +25,7 @@ from ..aggregation import (
     output_discrepancies,
     softmax_classes,
 )
+from ..binary import LinearLogOdds
 from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, check_log_odds, check_loss
 from ..solvers import ProjectedNewton, SolverResult, tau_schedule
@@ -731,7 +732,8 @@ class ConvexDecoder(BaseDecoder):
                 "the decoder was fitted on margins (output='margin'), not probabilities: "
                 "log-odds do not apply; pass the margins to predict_proba."
             )
-        Z = check_log_odds(Z)
+        if not isinstance(Z, LinearLogOdds):  # finite by construction
+            Z = check_log_odds(Z)
         if Z.shape[1] != self.code_.shape[1]:
             raise ValueError(
                 f"Z has {Z.shape[1]} columns but the decoder was fitted with "
@@ -755,11 +757,12 @@ class ConvexDecoder(BaseDecoder):
 
         Parameters
         ----------
-        Z : ndarray of shape (n_samples, n_classifiers)
+        Z : ndarray of shape (n_samples, n_classifiers) or LinearLogOdds
             Log-odds of the probabilities of the positive sides, for a decoder
             fitted on probabilities; ``+-inf`` for 1 and 0, NaN refused. Read
-            fastest Fortran-ordered (:func:`convexagg.binary.predict_log_odds`
-            returns that layout).
+            fastest Fortran-ordered, or as the
+            :class:`~convexagg.binary.LinearLogOdds` of
+            :func:`convexagg.binary.predict_log_odds`, computed block by block.
 
         Returns
         -------
@@ -779,7 +782,7 @@ class ConvexDecoder(BaseDecoder):
 
         Parameters
         ----------
-        Z : ndarray of shape (n_samples, n_classifiers)
+        Z : ndarray of shape (n_samples, n_classifiers) or LinearLogOdds
             Log-odds of the probabilities of the positive sides.
 
         Returns
