@@ -83,9 +83,10 @@ def test_log_odds_decode_is_the_decode_of_the_probabilities(dtype):
     dec, code = _fitted("ovo", 8, dtype)
     M = code.shape[1]
     Z = np.clip(_log_odds(500, M, 5.0), -15, 15)
-    Z[:50] = np.where(_log_odds(50, M, 1.0, seed=3) > 0, 1.0, -1.0) * np.array([40.0, 800.0])[
-        np.arange(50) % 2
-    ][:, None]
+    Z[:50] = (
+        np.where(_log_odds(50, M, 1.0, seed=3) > 0, 1.0, -1.0)
+        * np.array([40.0, 800.0])[np.arange(50) % 2][:, None]
+    )
     # the sigmoid's rounding: 1 - q off by eps / (1 - q) relative, so each loss by up to
     # eps * (1 + exp(15)) = 7.3e-10, rho by the sum of the weights times that, and
     # each probability by twice that, relative

@@ -16,7 +16,10 @@ together: their coefficients are stacked and ``Q`` is one matrix product, the
 values those methods compute one column at a time (letter, 325 one-vs-one
 logistic regressions on 18,000 rows: 0.3 s -> 0.01 s). A pipeline of a
 ``StandardScaler`` and such a model is linear too: its scaling is folded into
-the stacked coefficients (``x -> ((x - mean) / scale) @ coef + b``).
+the stacked coefficients (``x -> ((x - mean) / scale) @ coef + b``). For
+``LogisticRegression`` binaries, :func:`predict_log_odds` gives the stacked
+decision functions themselves, the log-odds of ``Q``, which the convex decoder
+takes its cross-entropy losses from without the sigmoid.
 
 Seeding: given one seed per column (:func:`column_seeds`), every
 ``random_state`` parameter of a clone that is left at ``None`` (its own or a
