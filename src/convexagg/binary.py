@@ -380,9 +380,13 @@ def _stacked_linear(parts):
 # checking that nothing they read was replaced 0.14 ms (one core). Fitting a
 # binary again, replacing a step, a binary or a fitted attribute is seen; writing
 # into a fitted array in place is not (as with any estimator's state derived from
-# its fitted attributes). A few are kept, for models that predict in turn.
+# its fitted attributes). A few are kept: the members of an ensemble, models that
+# predict in turn.
 _last_stacks = ()
-_KEPT_STACKS = 4
+_KEPT_STACKS = 8  # an ensemble of cv=5 members, and a few models beside
+# only stacks this small are kept (the cache holds them and their binaries alive):
+# for larger ones, the products dwarf their rebuilding
+_KEPT_STACK_BYTES = 1 << 24
 
 # a fit assigns coef_ anew (classes_ with it)
 _MODEL_READS = operator.attrgetter("coef_", "intercept_")
@@ -444,7 +448,8 @@ def _linear_stack(estimators, output):
     if len({parts[l][1].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
         linear = []
     result = parts, linear, _stacked_linear([parts[l] for l in linear]) if linear else None
-    _last_stacks = ((_StackKey(estimators, output), result),) + kept[: _KEPT_STACKS - 1]
+    if linear and result[2][0].nbytes <= _KEPT_STACK_BYTES:
+        _last_stacks = ((_StackKey(estimators, output), result),) + kept[: _KEPT_STACKS - 1]
     return result
 
 
