@@ -9,7 +9,12 @@ The best of ``--repeat`` calls of: ``ConvexDecoder.predict_proba`` and
 transposed copy of ``Q``; the validation of ``Q``; the side weights; ``rho``
 with the same weights on every call and with other weights on every call (its
 sparse product rebuilt); SciPy's row softmax of ``-rho`` against
-:func:`convexagg.aggregation.softmax_classes` on ``rho.T``.
+:func:`convexagg.aggregation.softmax_classes` on ``rho.T``. The log-odds path of
+``ConvexAggregationClassifier.predict_proba`` (``make_pipeline(StandardScaler(),
+LogisticRegression())`` binaries, the float32 solver, ``cv="in_sample"``): the whole
+``predict_proba`` from ``X``, the stacked log-odds
+(:func:`convexagg.binary.predict_log_odds`, read block by block), the decode of
+them (``predict_proba_from_log_odds``), and of them computed whole first.
 """
 
 from __future__ import annotations
@@ -31,6 +36,36 @@ def best_ms(fn, repeat):
         fn()
         times.append(time.perf_counter() - t)
     return 1e3 * min(times)
+
+
+def log_odds_parts(data):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from convexagg import ConvexAggregationClassifier
+    from convexagg.binary import predict_log_odds
+    from convexagg.solvers import ProjectedNewton
+
+    clf = ConvexAggregationClassifier(
+        make_pipeline(StandardScaler(), LogisticRegression()),
+        cv="in_sample",
+        solver=ProjectedNewton(dtype="float32"),
+    ).fit(data["X"], data["y"])
+    X, binaries, dec = data["X_test"], clf.estimators_[0], clf.decoder_
+    Z = predict_log_odds(binaries, X)
+    return {
+        "end to end: predict_proba from X": lambda: clf.predict_proba(X),
+        "end to end: predict_log_odds (stack found, X centred)": lambda: predict_log_odds(
+            binaries, X, check_input=False
+        ),
+        "end to end: decode of the log-odds, read block by block": lambda: (
+            dec.predict_proba_from_log_odds(Z)
+        ),
+        "end to end: decode of the log-odds, computed whole first": lambda: (
+            dec.predict_proba_from_log_odds(np.asarray(Z))
+        ),
+    }
 
 
 def main():
@@ -70,6 +105,7 @@ def main():
         "softmax, SciPy by rows": lambda: softmax(-rho, axis=1),
         "softmax_classes on rho.T": lambda: softmax_classes(np.ascontiguousarray(rho.T)),
     }
+    parts.update(log_odds_parts(data))
     info = C.machine()
     rows = [{"part": name, "best_ms": best_ms(fn, args.repeat)} for name, fn in parts.items()]
     columns = [("part", "part", None), ("best_ms", "best ms", "{:.3f}")]

@@ -44,7 +44,7 @@ from ._training import (
     train,
 )
 from ._utils import Reporter, restore_on_failure
-from .binary import column_seeds, predict_binaries, predict_binaries_on_device
+from .binary import column_seeds, predict_binaries, predict_binaries_on_device, predict_log_odds
 from .codes import CODE_NAMES, check_code_name, make_code
 from .decoders import ConvexDecoder
 from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
@@ -740,10 +740,31 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return map_row_blocks(_BlockMethod(self, method), X, n_columns, dtype)
 
+    def _member_decodes(self, X, method):
+        """The decoder's ``method`` (``"predict_proba"`` or ``"predict_log_proba"``)
+        on each member's outputs on ``X`` (validated here). Members whose binaries
+        are all logistic regressions hand the decoder their log-odds where it takes
+        them (``ConvexDecoder.predict_proba_from_log_odds``): one ``exp`` and one
+        ``log1p`` per output instead of the sigmoid and two logs."""
+        X = self._validate_X(X, reset=False)
+        decode = getattr(self.decoder_, method)
+        from_log_odds = getattr(self.decoder_, method + "_from_log_odds", None)
+        if self.binary_output_ != "proba":
+            from_log_odds = None
+        decoded = []
+        for member in self._members():
+            Z = None if from_log_odds is None else predict_log_odds(member, X, check_input=False)
+            if Z is not None:
+                decoded.append(from_log_odds(Z))
+            else:
+                Q = predict_binaries(member, X, self.binary_output_, n_jobs=self.n_jobs)
+                decoded.append(decode(Q))
+        return decoded
+
     def _log_proba(self, X):
         """Log of the class probabilities: the decoder's on each member's outputs,
         averaged over the members in probability (computed stably)."""
-        logs = [self.decoder_.predict_log_proba(Q) for Q in self._member_outputs(X)]
+        logs = self._member_decodes(X, "predict_log_proba")
         log_proba = logs[0] if len(logs) == 1 else logsumexp(np.stack(logs), axis=0)
         if len(logs) > 1:
             log_proba -= np.log(len(logs))
@@ -771,9 +792,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self._map_dask(X, "predict_proba", len(self.classes_), np.float64)
         if array_namespace(X) is not None:
             return self._on_device(X, "predict_proba")
-        if not hasattr(self.decoder_, "predict_log_proba"):
-            return np.mean([self.decoder_.predict_proba(Q) for Q in self._member_outputs(X)], 0)
-        return np.exp(self._log_proba(X))
+        if len(self._members()) > 1 and hasattr(self.decoder_, "predict_log_proba"):
+            return np.exp(self._log_proba(X))
+        probas = self._member_decodes(X, "predict_proba")  # one member: not exp of its logs
+        return probas[0] if len(probas) == 1 else np.mean(probas, 0)
 
     @available_if(_decoder_has("predict_log_proba"))
     def predict_log_proba(self, X):

@@ -26,6 +26,12 @@ loss                output      ``d(c, q)`` for ``c = +1 / -1``
 ``hinge``           margin      ``max(0, 1 - c q)``
 ==================  ==========  =========================================
 
+Probability outputs may also be given by their log-odds ``Z = logit(Q)``
+(:func:`check_log_odds`; the binaries' decision function, for logistic models):
+the cross-entropy losses are then ``log(1 + exp(-z))`` and ``log(1 + exp(z))``,
+taken without forming ``Q`` and clipped as those of ``Q`` are
+(``ConvexDecoder.predict_proba_from_log_odds``).
+
 Every loss is computed in float64 (float32 outputs are upcast first, so they
 give the same losses as the same values in float64) and is finite: probabilities
 are clipped into ``[eps, 1 - eps]`` (:func:`clip_proba`, so cross-entropy is at
@@ -49,6 +55,7 @@ __all__ = [
     "OUTPUT_KINDS",
     "binary_losses",
     "check_binary_outputs",
+    "check_log_odds",
     "check_loss",
     "clip_proba",
     "cross_entropy_into",
@@ -161,6 +168,36 @@ def check_binary_outputs(Q, output="proba"):
     # two passes, no temporary: min and max propagate NaN and are +-inf if any entry is
     check_output_range(Q.min(initial=0.0), Q.max(initial=0.0), output)
     return Q
+
+
+def check_log_odds(Z):
+    """Validate the log-odds ``Z = logit(Q)`` of probability outputs: no NaN.
+
+    ``+-inf`` are the log-odds of the probabilities 1 and 0, which binary
+    outputs may take.
+
+    Parameters
+    ----------
+    Z : array-like of shape (n_samples, n_classifiers)
+        Log-odds of the probabilities of the positive sides.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, n_classifiers)
+        ``Z`` as a floating array (float32 is kept, anything else becomes
+        float64), in its memory order.
+    """
+    Z = np.asarray(Z)
+    if Z.dtype not in (np.float32, np.float64):
+        try:
+            Z = Z.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"Z must be numeric, got dtype {Z.dtype}.") from None
+    if Z.ndim != 2:
+        raise ValueError(f"Z must be 2-D (n_samples, n_classifiers), got shape {Z.shape}.")
+    if np.isnan(Z.min(initial=0.0)):  # one pass: min propagates NaN
+        raise ValueError("Z contains NaN; log-odds must be numbers (+-inf for 1 and 0).")
+    return Z
 
 
 def check_output_range(lo, hi, output, all_finite=True):

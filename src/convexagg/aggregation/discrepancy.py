@@ -177,6 +177,7 @@ def output_discrepancies(
     output="proba",
     dtype=np.float64,
     transposed=False,
+    log_odds=False,
 ):
     """``rho`` of binary outputs ``Q`` (validated), their losses computed chunk by chunk.
 
@@ -210,6 +211,12 @@ def output_discrepancies(
         Return ``rho.T`` (C-ordered ``K x n_samples``), the layout the kernel
         computes in: reductions over the classes then run along the long axis
         (:func:`softmax_classes`).
+    log_odds : bool, default=False
+        ``Q`` holds the log-odds ``z`` of the probabilities (``q = expit(z)``;
+        NaN-free, ``+-inf`` allowed), cross-entropy only: the losses are taken
+        from ``z`` directly (:func:`_log_sides_from_log_odds`), clipped as those
+        of ``expit(z)`` are. A Fortran-ordered ``Q`` is read without a
+        transposed copy.
 
     Returns
     -------
@@ -220,6 +227,8 @@ def output_discrepancies(
     W = side_weights(code, w)
     n, M = Q.shape
     cross_entropy = loss == "cross_entropy"
+    if log_odds and not cross_entropy:
+        raise ValueError(f"log_odds=True needs loss='cross_entropy', got loss={loss!r}.")
     product = _transposed_product(-W if cross_entropy else W, dtype)
     # one chunk width whatever n, each product on the whole buffer: BLAS sums in
     # an order that depends on the width, and the first rows of a request then
@@ -228,13 +237,17 @@ def output_discrepancies(
     rhoT = np.empty((W.shape[1], n), dtype=dtype)
     buf = np.zeros((2, M, step), dtype=dtype)
     # float64 outputs decoded in float32 are clipped and complemented in float64
-    narrowing = cross_entropy and dtype == np.float32 and Q.dtype != np.float32
-    work = np.empty((M, step)) if narrowing else None
+    narrowing = dtype == np.float32 and Q.dtype != np.float32 and not log_odds
+    work_dtype = np.float64 if narrowing else dtype
+    if cross_entropy:
+        fill = _log_sides_from_log_odds if log_odds else _log_sides
+        bounds = _Bounds((M, step), work_dtype, log_odds)
+        work = np.empty((M, step), work_dtype) if narrowing or log_odds else None
     for start in range(0, n, step):
         c = min(step, n - start)
         qT, losses = Q[start : start + c].T, buf[:, :, :c]
         if cross_entropy:
-            _log_sides(qT, losses, None if work is None else work[:, :c])
+            fill(qT, losses, bounds.cut(c), None if work is None else work[:, :c])
         else:
             L_pos, L_neg = binary_losses(qT.T, loss, output)
             losses[0], losses[1] = L_pos.T, L_neg.T
@@ -276,19 +289,23 @@ def softmax_classes(rhoT):
     return np.ascontiguousarray(rhoT.T)
 
 
-# the last product built, (W, dtype, product): a decoder predicting batch after batch
-# reuses it (rebuilding it cost 0.17 ms of a 1.8 ms decode, benchmarks/profile_decode.py)
-_last_product = None
+# the last products built, (W, dtype, product), the latest first: decoders predicting
+# batch after batch reuse theirs (rebuilding one cost 0.17 ms of a 1.8 ms decode,
+# benchmarks/profile_decode.py); a few, so that models predicting in turn (the
+# benchmark's four decoders) do not evict each other
+_last_products = ()
+_KEPT_PRODUCTS = 4
 
 
 def _transposed_product(W, dtype):
     """``L.T -> W.T @ L.T`` for transposed losses, sparse when ``W`` is sparse enough."""
-    global _last_product
-    last = _last_product  # one read: another thread may replace it meanwhile
-    if last is not None and last[1] == dtype and np.array_equal(last[0], W):
-        return last[2]
+    global _last_products
+    kept = _last_products  # one read: another thread may replace it meanwhile
+    for entry in kept:
+        if entry[1] == dtype and entry[0].shape == W.shape and np.array_equal(entry[0], W):
+            return entry[2]
     product = _build_product(W, dtype)
-    _last_product = (W.copy(), dtype, product)
+    _last_products = ((W.copy(), dtype, product),) + kept[: _KEPT_PRODUCTS - 1]
     return product
 
 
@@ -302,13 +319,55 @@ def _build_product(W, dtype):
     return sp.csr_array((WT[rows, cols], cols, indptr), shape=WT.shape).__matmul__
 
 
-def _log_sides(qT, out, work=None):
+class _Bounds:
+    """The constants of a chunk's clipping: scalars in float64, arrays of the
+    chunk's shape in float32.
+
+    NumPy's float32 ``maximum`` / ``minimum`` / ``clip`` against a scalar (a
+    zero-stride operand) do not vectorise: on a 325 x 100 float32 chunk
+    ``np.maximum(x, eps)`` took 0.024 ms against 0.005 ms with an array of
+    ``x``'s shape, 0.4 of a 1.8 ms decode; in float64 ``np.clip`` with scalars was
+    as fast as ``maximum`` and ``minimum`` with arrays (one core, AVX-512, NumPy
+    2.4). ``lo`` / ``hi``: the clip of ``q`` (``[eps, 1 - eps]``, float64 ``eps``)
+    or, for log-odds, of ``z`` (``[-C, C]`` with ``C = -log(eps)`` in the dtype,
+    see :func:`_log_sides_from_log_odds`); ``zero``: for log-odds.
+    """
+
+    def __init__(self, shape, dtype, log_odds=False):
+        dtype = np.dtype(dtype)
+        if log_odds:
+            cap = -np.log(dtype.type(_EPS64))  # the largest loss, -log(eps), in dtype
+            lo, hi = -cap, cap
+        else:
+            lo, hi = _EPS64, 1.0 - _EPS64
+        self.vector = dtype == np.float32
+        fill = (lambda v: np.full(shape, v, dtype)) if self.vector else dtype.type
+        self.lo, self.hi, self.zero = fill(lo), fill(hi), fill(0.0)
+
+    def cut(self, c):
+        """The bounds of a chunk of ``c`` columns."""
+        if not self.vector or c == self.lo.shape[1]:
+            return self
+        cut = object.__new__(_Bounds)
+        cut.vector = True
+        cut.lo, cut.hi, cut.zero = self.lo[:, :c], self.hi[:, :c], self.zero[:, :c]
+        return cut
+
+    def clip(self, x):
+        """``x`` clipped into ``[lo, hi]``, in place."""
+        if self.vector:
+            np.minimum(x, self.hi, out=x)
+            return np.maximum(x, self.lo, out=x)
+        return np.clip(x, self.lo, self.hi, out=x)
+
+
+def _log_sides(qT, out, bounds, work=None):
     """``out[0] = log q``, ``out[1] = log(1 - q)``, ``q`` clipped into ``[eps, 1 - eps]``.
 
     The logs of :func:`~convexagg.losses.cross_entropy_into` (clipped with the
     float64 ``eps``, ``1 - q`` formed in float64 or exactly), without its sign.
-    ``work``: float64 scratch of ``qT``'s shape when ``qT`` is float64 and
-    ``out`` float32.
+    ``bounds``: :class:`_Bounds` in ``out``'s dtype, or float64 with ``work``,
+    float64 scratch of ``qT``'s shape when ``qT`` is float64 and ``out`` float32.
     """
     # the transposed rows are copied first: ufuncs on a strided operand do not
     # vectorise, a copy is blocked
@@ -318,16 +377,40 @@ def _log_sides(qT, out, work=None):
             # in float32, 1 - q is exact (q >= 1/2) or correctly rounded, as it
             # is in float64 and rounded; clipping 1 - q at eps is clipping q at
             # 1 - eps (for q = 1, the only float32 above 1 - eps)
-            eps = np.float32(_EPS64)
             np.subtract(np.float32(1.0), out[0], out=out[1])
-            np.maximum(out, eps, out=out)
+            np.maximum(out, bounds.lo, out=out)
         else:
-            np.clip(out[0], _EPS64, 1.0 - _EPS64, out=out[0])
+            bounds.clip(out[0])
             np.subtract(1.0, out[0], out=out[1])
     else:
         work[...] = qT
-        np.clip(work, _EPS64, 1.0 - _EPS64, out=work)
+        bounds.clip(work)
         out[0] = work
         np.subtract(1.0, work, out=work)
         out[1] = work
     return np.log(out, out=out)
+
+
+def _log_sides_from_log_odds(zT, out, bounds, work):
+    """``out[0] = log q``, ``out[1] = log(1 - q)`` for ``q = expit(z)``, from ``z``.
+
+    With ``s = log1p(exp(-|z|))``: ``log q = min(z, 0) - s`` and
+    ``log(1 - q) = min(-z, 0) - s``: one ``exp`` and one ``log1p`` per output,
+    where ``q`` itself costs an ``exp`` and its two logs two ``log``, and no
+    cancellation (``1 - q`` is never formed). ``z`` is clipped into ``[-C, C]``
+    first, ``C = -log(eps)`` (float64 ``eps``) in ``out``'s dtype: ``q`` then lies
+    in ``[eps, 1 - eps]``, the clip of :func:`_log_sides`, so that the losses
+    are at most ``C``, the cap of the losses of ``expit(z)`` (equal in the
+    dtype: ``C + s(C)`` rounds to ``C``). ``work``: scratch of ``zT``'s shape in
+    ``out``'s dtype. NaN stays NaN.
+    """
+    z = out[1]
+    z[...] = zT  # contiguous rows when the log-odds are Fortran-ordered
+    bounds.clip(z)
+    np.abs(z, out=work)
+    np.negative(work, out=work)
+    np.exp(work, out=work)
+    np.log1p(work, out=work)  # s
+    np.minimum(z, bounds.zero, out=out[0])  # min(z, 0)
+    np.subtract(out[0], z, out=out[1])  # min(z, 0) - z = min(-z, 0), exactly
+    return np.subtract(out, work, out=out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.special import log_softmax
+from scipy.special import expit, log_softmax
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -25,8 +25,9 @@ from ..aggregation import (
     output_discrepancies,
     softmax_classes,
 )
+from ..binary import LinearLogOdds
 from ..codes import check_code_matrix
-from ..losses import LOSSES, OUTPUT_KINDS, check_loss
+from ..losses import LOSSES, OUTPUT_KINDS, check_log_odds, check_loss
 from ..solvers import ProjectedNewton, SolverResult, tau_schedule
 from .array_api import decision_on_device, likelihood_on_device, softmax_on_device
 from .base import BaseDecoder
@@ -662,9 +663,11 @@ class ConvexDecoder(BaseDecoder):
         rho = self._discrepancies(Q)
         return np.negative(rho, out=rho)
 
-    def _discrepancies(self, Q, transposed=False):
-        """``rho`` of NumPy-path outputs ``Q`` (``rho.T`` when ``transposed``)."""
-        Q = self._validate_predict(Q)
+    def _discrepancies(self, Q, transposed=False, log_odds=False):
+        """``rho`` of NumPy-path outputs ``Q`` (``rho.T`` when ``transposed``; ``Q``
+        validated log-odds when ``log_odds``)."""
+        if not log_odds:
+            Q = self._validate_predict(Q)
         return output_discrepancies(
             Q,
             self.code_,
@@ -674,6 +677,7 @@ class ConvexDecoder(BaseDecoder):
             output=self.output_,
             dtype=self.solver_.storage_dtype(None),  # the same for every block of rows
             transposed=transposed,
+            log_odds=log_odds,
         )
 
     def predict_proba(self, Q):
@@ -715,3 +719,79 @@ class ConvexDecoder(BaseDecoder):
         if namespace is not None:
             return softmax_on_device(self.decision_function(Q), namespace, log=True)
         return log_softmax(self.decision_function(Q), axis=1)
+
+    def _validate_log_odds(self, Z):
+        check_is_fitted(self, "code_")
+        if is_dask_array(Z) or array_namespace(Z) is not None:
+            raise TypeError(
+                "Z must be a NumPy array: log-odds are decoded on the host. Pass "
+                "scipy.special.expit(Z) to predict_proba for Dask or array-API inputs."
+            )
+        if self.output_ != "proba":
+            raise ValueError(
+                "the decoder was fitted on margins (output='margin'), not probabilities: "
+                "log-odds do not apply; pass the margins to predict_proba."
+            )
+        if not isinstance(Z, LinearLogOdds):  # finite by construction
+            Z = check_log_odds(Z)
+        if Z.shape[1] != self.code_.shape[1]:
+            raise ValueError(
+                f"Z has {Z.shape[1]} columns but the decoder was fitted with "
+                f"{self.code_.shape[1]} classifiers."
+            )
+        return Z
+
+    def predict_proba_from_log_odds(self, Z):
+        """Class probabilities from the log-odds of the binary outputs, ``Z = logit(Q)``.
+
+        The same as ``predict_proba(scipy.special.expit(Z))`` to the rounding of
+        the losses, without forming the probabilities: with the cross-entropy
+        loss, the two losses of an output are ``log(1 + exp(-z))`` and
+        ``log(1 + exp(z))``, one ``exp`` and one ``log1p`` per output instead of
+        the sigmoid's ``exp`` and two logs, clipped as those of ``Q`` are (at most
+        ``-log(eps)``). Where the sigmoid rounds (``1 - q`` for ``z`` beyond about
+        20 in float64), these losses are the more accurate. It is the path of
+        :class:`~convexagg.ConvexAggregationClassifier` when its binaries are
+        logistic regressions (see :func:`convexagg.binary.predict_log_odds`).
+        Other losses decode ``expit(Z)``.
+
+        Parameters
+        ----------
+        Z : ndarray of shape (n_samples, n_classifiers) or LinearLogOdds
+            Log-odds of the probabilities of the positive sides, for a decoder
+            fitted on probabilities; ``+-inf`` for 1 and 0, NaN refused. Read
+            fastest Fortran-ordered, or as the
+            :class:`~convexagg.binary.LinearLogOdds` of
+            :func:`convexagg.binary.predict_log_odds`, computed block by block.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1.
+        """
+        Z = self._validate_log_odds(Z)
+        if self.loss != "cross_entropy":
+            return self.predict_proba(expit(Z))
+        return softmax_classes(self._discrepancies(Z, transposed=True, log_odds=True))
+
+    def predict_log_proba_from_log_odds(self, Z):
+        """Log of the class probabilities from the log-odds ``Z = logit(Q)``.
+
+        ``predict_log_proba(scipy.special.expit(Z))`` to the rounding of the
+        losses; see :meth:`predict_proba_from_log_odds`.
+
+        Parameters
+        ----------
+        Z : ndarray of shape (n_samples, n_classifiers) or LinearLogOdds
+            Log-odds of the probabilities of the positive sides.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Finite even where the probabilities underflow to 0.
+        """
+        Z = self._validate_log_odds(Z)
+        if self.loss != "cross_entropy":
+            return self.predict_log_proba(expit(Z))
+        rho = np.negative(self._discrepancies(Z, log_odds=True))
+        return log_softmax(rho, axis=1)

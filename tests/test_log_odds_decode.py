@@ -1,0 +1,223 @@
+"""Decoding the binaries' log-odds (``ConvexDecoder.predict_proba_from_log_odds``) and
+the estimator's path through it for logistic binaries (``binary.predict_log_odds``).
+
+References, in the test: the losses ``log(1 + exp(-+z))`` by ``numpy.logaddexp``
+(accurate in float64), capped at ``-log(eps)`` as those of probabilities are,
+two dense products and SciPy's softmax; and the general path, the decoder on
+``expit(Z)``, where the sigmoid does not round (``|z| <= 15``) and where both
+clip (``|z| >= 40``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import expit, log_softmax, softmax
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+from convexagg import ConvexAggregationClassifier, ConvexDecoder
+from convexagg.binary import LinearLogOdds, fit_binaries, predict_binaries, predict_log_odds
+from convexagg.codes import make_code
+from convexagg.solvers import ProjectedNewton
+
+CAP = -np.log(np.finfo(np.float64).eps)  # the largest loss of a probability output
+
+
+def _reference_rho(Z, code, w, b=None):
+    L_pos = np.minimum(np.logaddexp(0.0, -Z), CAP)
+    L_neg = np.minimum(np.logaddexp(0.0, Z), CAP)
+    rho = (L_pos * w) @ (code == 1).T + (L_neg * w) @ (code == -1).T
+    return rho if b is None else rho + b
+
+
+def _fitted(code_name, K, dtype, fit_intercept=False, loss="cross_entropy", seed=0):
+    rng = np.random.default_rng(seed)
+    code = make_code(code_name, K, random_state=0)
+    y = rng.integers(K, size=400)
+    Z = np.where(code[y] == 1, 2.0, -2.0) + rng.normal(0, 2.0, (400, code.shape[1]))
+    dec = ConvexDecoder(
+        alpha=1e-3, fit_intercept=fit_intercept, loss=loss, solver=ProjectedNewton(dtype=dtype)
+    ).fit(expit(Z), y, code)
+    return dec, code
+
+
+def _log_odds(n, M, scale, seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.normal(0, scale, (n, M))
+
+
+@pytest.mark.parametrize("code_name, K", [("ovo", 10), ("ovr", 5), ("sparse_random", 6)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_log_odds_decode_is_the_exact_decode(code_name, K, dtype, fit_intercept):
+    """Against the reference decode of the log-odds, moderate and extreme (+-50,
+    +-800, +-inf: the cap applies) alike, C- and Fortran-ordered."""
+    dec, code = _fitted(code_name, K, dtype, fit_intercept)
+    M = code.shape[1]
+    Z = _log_odds(700, M, 6.0)
+    Z[:6] = np.array([50.0, -50.0, 800.0, -800.0, np.inf, -np.inf])[:, None]
+    Z[6, ::2], Z[6, 1::2] = 37.0, -37.0  # just beyond the cap (36.04)
+    b = dec.intercept_ if fit_intercept else None
+    rho = _reference_rho(Z, code, dec.weights_, b)
+    P_ref = softmax(-rho, axis=1)
+    rtol = 1e-12 if dtype == "float64" else 2e-6  # float32: each loss rounded once, summed
+    atol = rtol * np.abs(rho).max()
+    for layout in (Z, np.asfortranarray(Z)):
+        P = dec.predict_proba_from_log_odds(layout)
+        assert P.dtype == np.float64 and P.shape == (700, K)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)
+        # probabilities from rho: |dP| <= P * |d rho| per class pair
+        np.testing.assert_allclose(P, P_ref, rtol=4 * atol + 1e-14, atol=1e-300)
+        logP = dec.predict_log_proba_from_log_odds(layout)
+        np.testing.assert_allclose(logP, log_softmax(-rho, axis=1), rtol=0, atol=4 * atol + 1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_log_odds_decode_is_the_decode_of_the_probabilities(dtype):
+    """The general path (the decoder on expit(Z)) where the sigmoid does not round
+    (|z| <= 15) and where both clip (|z| >= 40: q is 0 or 1 in float64)."""
+    dec, code = _fitted("ovo", 8, dtype)
+    M = code.shape[1]
+    Z = np.clip(_log_odds(500, M, 5.0), -15, 15)
+    Z[:50] = (
+        np.where(_log_odds(50, M, 1.0, seed=3) > 0, 1.0, -1.0)
+        * np.array([40.0, 800.0])[np.arange(50) % 2][:, None]
+    )
+    # the sigmoid's rounding: 1 - q off by eps / (1 - q) relative, so each loss by up to
+    # eps * (1 + exp(15)) = 7.3e-10, rho by the sum of the weights times that, and
+    # each probability by twice that, relative
+    bound = 2 * np.finfo(np.float64).eps * (1 + np.exp(15.0)) * dec.weights_.sum()
+    for method, tol in [("predict_proba", "p"), ("predict_log_proba", "log")]:
+        got = getattr(dec, method + "_from_log_odds")(Z)
+        want = getattr(dec, method)(expit(Z))
+        if dtype == "float64":
+            if tol == "p":
+                np.testing.assert_allclose(got, want, rtol=bound, atol=1e-300)
+            else:
+                np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+        else:  # the losses of q rounded to float32 against those of z rounded to float32
+            rho = dec.decision_function(expit(Z))
+            atol = 4e-6 * np.abs(rho).max()
+            np.testing.assert_allclose(got, want, rtol=atol if tol == "p" else 0, atol=atol)
+
+
+def test_other_losses_decode_the_sigmoid():
+    dec, code = _fitted("ovo", 5, "float64", loss="exponential")
+    Z = _log_odds(100, code.shape[1], 3.0)
+    np.testing.assert_array_equal(dec.predict_proba_from_log_odds(Z), dec.predict_proba(expit(Z)))
+
+
+def test_log_odds_refused_where_they_cannot_apply():
+    dec, code = _fitted("ovo", 4, "float64")
+    Z = _log_odds(10, code.shape[1], 1.0)
+    Z[3, 2] = np.nan
+    with pytest.raises(ValueError, match="Z contains NaN"):
+        dec.predict_proba_from_log_odds(Z)
+    with pytest.raises(ValueError, match="Z has 5 columns but the decoder was fitted with 6"):
+        dec.predict_proba_from_log_odds(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="Z must be 2-D"):
+        dec.predict_proba_from_log_odds(Z[0])
+    margins = ConvexDecoder(loss="hinge").fit(
+        _log_odds(60, 6, 1.0), np.arange(60) % 4, code, output="margin"
+    )
+    with pytest.raises(ValueError, match="fitted on margins"):
+        margins.predict_proba_from_log_odds(np.zeros((2, 6)))
+
+
+@pytest.fixture(scope="module")
+def wide_iris():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    return X * 100 + 1e3, y  # large means: the stack folds the scalers in
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+def test_predict_log_odds_are_the_decision_functions(wide_iris, scaled):
+    X, y = wide_iris
+    base = make_pipeline(StandardScaler(), LogisticRegression()) if scaled else LogisticRegression()
+    estimators = fit_binaries(base, X, y, make_code("ovo", 3))
+    want = np.column_stack([est.decision_function(X) for est in estimators])
+    Z = predict_log_odds(estimators, X)
+    assert isinstance(Z, LinearLogOdds) and Z.shape == want.shape
+    np.testing.assert_allclose(np.asarray(Z), want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+    np.testing.assert_array_equal(Z[40:90], np.asarray(Z)[40:90])  # blocks as read
+    assert Z[40:90].flags.f_contiguous
+    np.testing.assert_allclose(
+        expit(np.asarray(Z)), predict_binaries(estimators, X, "proba"), rtol=1e-12
+    )
+    if not scaled:  # sparse X: a Fortran-ordered array
+        Zs = predict_log_odds(estimators, sp.csr_matrix(X))
+        np.testing.assert_allclose(Zs, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+
+
+def test_predict_log_odds_only_for_logistic_binaries(wide_iris):
+    X, y = wide_iris
+    code = make_code("ovo", 3)
+    assert predict_log_odds(fit_binaries(DecisionTreeClassifier(), X, y, code), X) is None
+    estimators = fit_binaries(LogisticRegression(), X, y, code)
+    estimators[1].coef_ = np.full_like(estimators[1].coef_, 1e300)  # could overflow
+    assert predict_log_odds(estimators, X) is None
+    with pytest.raises(ValueError, match="X has 3 features"):
+        predict_log_odds(fit_binaries(LogisticRegression(), X, y, code), X[:, :3])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_estimator_decodes_log_odds_as_the_general_path(dtype):
+    """predict_proba / predict_log_proba / predict of the estimator (log-odds path)
+    against the decoder on the binaries' own probabilities (the general path), on
+    data whose margins stay moderate, and against the exact decode."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    clf = ConvexAggregationClassifier(
+        make_pipeline(StandardScaler(), LogisticRegression(C=0.05)),
+        cv="in_sample",
+        solver=ProjectedNewton(dtype=dtype),
+    ).fit(X, y)
+    Z = np.column_stack([est.decision_function(X) for est in clf.estimators_[0]])
+    assert np.abs(Z).max() < 15
+    Q = expit(Z)
+    P = clf.predict_proba(X)
+    general = clf.decoder_.predict_proba(Q)
+    rho = _reference_rho(Z, clf.decoder_.code_, clf.decoder_.weights_)
+    if dtype == "float64":
+        np.testing.assert_allclose(P, general, rtol=1e-10, atol=1e-300)
+        np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-10, atol=1e-300)
+    else:
+        atol = 4e-6 * np.abs(rho).max()
+        np.testing.assert_allclose(P, general, rtol=atol, atol=atol)
+    np.testing.assert_allclose(
+        clf.predict_log_proba(X), clf.decoder_.predict_log_proba(Q), rtol=0, atol=1e-5
+    )
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(P, axis=1)])
+
+
+def test_estimator_sees_its_binaries_refitted(wide_iris):
+    """The stack of linear binaries is reused between calls, not after a binary is
+    fitted again or a pipeline step replaced."""
+    X, y = wide_iris
+    clf = ConvexAggregationClassifier(
+        make_pipeline(StandardScaler(), LogisticRegression()), cv="in_sample"
+    ).fit(X, y)
+    binaries = clf.estimators_[0]
+
+    def general():
+        return clf.decoder_.predict_proba(
+            np.column_stack([est.predict_proba(X)[:, 1] for est in binaries])
+        )
+
+    before = clf.predict_proba(X)
+    np.testing.assert_allclose(before, general(), rtol=1e-6, atol=1e-12)
+    rows = np.isin(y, [0, 1])
+    binaries[0].set_params(logisticregression__C=1e-3).fit(X[rows], (y[rows] == 1).astype(int))
+    after = clf.predict_proba(X)
+    assert np.abs(after - before).max() > 1e-3
+    np.testing.assert_allclose(after, general(), rtol=1e-6, atol=1e-12)
+    binaries[1].steps[0] = ("standardscaler", StandardScaler(with_mean=False).fit(X))
+    binaries[1].steps[1][1].fit(binaries[1].steps[0][1].transform(X[y != 0]), y[y != 0] == 2)
+    np.testing.assert_allclose(clf.predict_proba(X), general(), rtol=1e-6, atol=1e-12)
