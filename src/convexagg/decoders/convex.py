@@ -722,7 +722,9 @@ class ConvexDecoder(BaseDecoder):
 
     def _validate_log_odds(self, Z):
         check_is_fitted(self, "code_")
-        if is_dask_array(Z) or array_namespace(Z) is not None:
+        if not isinstance(Z, LinearLogOdds) and (
+            is_dask_array(Z) or array_namespace(Z) is not None
+        ):
             raise TypeError(
                 "Z must be a NumPy array: log-odds are decoded on the host. Pass "
                 "scipy.special.expit(Z) to predict_proba for Dask or array-API inputs."
