@@ -167,8 +167,6 @@ def block_sums(
         fit_intercept=fit_intercept,
         sample_weight=sample_weight,
     )
-    # a worker's threads are the cluster's to set: its passes stay in this thread
-    objective.n_threads = 1
     n = objective._scale  # the block's total weight, in units of its largest weight:
     if sample_weight is not None:  # the objective divides them by it; blocks must agree
         n *= float(s.max())
