@@ -157,17 +157,24 @@ def check_binary_outputs(Q, output="proba"):
     """
     if output not in OUTPUT_KINDS:
         raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
-    Q = np.asarray(Q)
-    if Q.dtype not in (np.float32, np.float64):
-        try:
-            Q = Q.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.") from None
-    if Q.ndim != 2:
-        raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {Q.shape}.")
+    Q = _float_matrix(Q, "Q")
     # two passes, no temporary: min and max propagate NaN and are +-inf if any entry is
     check_output_range(Q.min(initial=0.0), Q.max(initial=0.0), output)
     return Q
+
+
+def _float_matrix(A, name):
+    """``A`` as a 2-D floating array (float32 kept, anything else float64), in its
+    memory order; errors name it ``name``."""
+    A = np.asarray(A)
+    if A.dtype not in (np.float32, np.float64):
+        try:
+            A = A.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be numeric, got dtype {A.dtype}.") from None
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_classifiers), got shape {A.shape}.")
+    return A
 
 
 def check_log_odds(Z):
@@ -187,14 +194,7 @@ def check_log_odds(Z):
         ``Z`` as a floating array (float32 is kept, anything else becomes
         float64), in its memory order.
     """
-    Z = np.asarray(Z)
-    if Z.dtype not in (np.float32, np.float64):
-        try:
-            Z = Z.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"Z must be numeric, got dtype {Z.dtype}.") from None
-    if Z.ndim != 2:
-        raise ValueError(f"Z must be 2-D (n_samples, n_classifiers), got shape {Z.shape}.")
+    Z = _float_matrix(Z, "Z")
     if np.isnan(Z.min(initial=0.0)):  # one pass: min propagates NaN
         raise ValueError("Z contains NaN; log-odds must be numbers (+-inf for 1 and 0).")
     return Z
