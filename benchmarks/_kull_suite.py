@@ -370,7 +370,7 @@ def tables(rows, names, infos):
             group = [g for g in peers if g != v] + [v]
             r = average_ranks(rows, names, group, mt)[0] if complete else {}
             cells.append(f"{r[v]:.2f}" if v in r else "-")
-            if mt == "log_loss" and v in r:  # whether the variant would lead the family
+            if mt == "log_loss" and v in r and len(group) > 1:  # would it lead the family
                 peer = min((g for g in group if g != v), key=lambda g: r[g])
                 best_peer = f"{peer} {r[peer]:.2f}"
         wins = "" if v == DEFAULT else _wins(ll, names, v, DEFAULT)
@@ -480,15 +480,18 @@ def _times(rows):
 
 
 def _targets(checks, ll, names, left, rows):
-    def verdict(ok):
-        return "**met**" if ok else "**missed**"
+    def verdict(ok, measured=True):  # a partial run has nothing to compare for some targets
+        return "**not measured**" if not measured else "**met**" if ok else "**missed**"
 
     lines = []
     for fam, ref in (("linear", DEFAULT), ("non-linear", NONLINEAR_CONVEXAGG)):
         for mt in ("log_loss", "brier"):
             r = checks[fam][mt]
-            if ref not in r:
-                lines.append(f"- {ref}: best average {mt} rank of the {fam} methods: no records")
+            if ref not in r or len(r) < 2:
+                lines.append(
+                    f"- {ref}: best average {mt} rank of the {fam} methods: **not measured** "
+                    "(no records of it or of its peers)"
+                )
                 continue
             best = min(r, key=r.get)
             lines.append(
@@ -501,7 +504,7 @@ def _targets(checks, ll, names, left, rows):
     worse = ", ".join(n for n in both if n not in ok)
     lines.append(
         f"- log-loss no worse than multinomial LogisticRegression() (within its std over the "
-        f"folds) on >= 90 % of the sets: {verdict(len(ok) >= 0.9 * len(both))} "
+        f"folds) on >= 90 % of the sets: {verdict(len(ok) >= 0.9 * len(both), bool(both))} "
         f"({len(ok)} of {len(both)}; worse: {worse or 'none'})"
     )
     lowered = [
@@ -510,7 +513,7 @@ def _targets(checks, ll, names, left, rows):
     complete = [n for n, (d, t, r) in left.items() if t is not None and r is not None]
     lines.append(
         f"- temperature or Dirichlet on the default's out-of-fold outputs lowers its log-loss by "
-        f"more than 1 % on <= 10 % of the sets: {verdict(len(lowered) <= 0.1 * len(left))} "
+        f"more than 1 % on <= 10 % of the sets: {verdict(len(lowered) <= 0.1 * len(left), bool(left))} "
         f"({len(lowered)} of {len(left)} sets, {len(complete)} with both calibrators: "
         f"{', '.join(lowered) or 'none'})"
     )
@@ -522,7 +525,7 @@ def _targets(checks, ll, names, left, rows):
     }
     d, c = fit.values()
     lines.append(
-        f"- the default's median fit time at most LogisticRegressionCV's: {verdict(d <= c)} "
+        f"- the default's median fit time at most LogisticRegressionCV's: {verdict(d <= c, not np.isnan([d, c]).any())} "
         f"({d:.3f} s against {c:.3f} s; this machine, one thread, shared with other jobs)"
     )
     lines.append(
