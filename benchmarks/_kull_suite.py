@@ -511,9 +511,10 @@ def _targets(checks, ll, names, left, rows):
         n for n, (d, t, r) in left.items() if any(x is not None and x < 0.99 * d for x in (t, r))
     ]
     complete = [n for n, (d, t, r) in left.items() if t is not None and r is not None]
+    calibrated = verdict(len(lowered) <= 0.1 * len(left), bool(left))
     lines.append(
         f"- temperature or Dirichlet on the default's out-of-fold outputs lowers its log-loss by "
-        f"more than 1 % on <= 10 % of the sets: {verdict(len(lowered) <= 0.1 * len(left), bool(left))} "
+        f"more than 1 % on <= 10 % of the sets: {calibrated} "
         f"({len(lowered)} of {len(left)} sets, {len(complete)} with both calibrators: "
         f"{', '.join(lowered) or 'none'})"
     )
@@ -524,8 +525,9 @@ def _targets(checks, ll, names, left, rows):
         for m in (DEFAULT, "LogisticRegressionCV (10 C, 5 folds, log-loss)")
     }
     d, c = fit.values()
+    timed = verdict(d <= c, not np.isnan([d, c]).any())
     lines.append(
-        f"- the default's median fit time at most LogisticRegressionCV's: {verdict(d <= c, not np.isnan([d, c]).any())} "
+        f"- the default's median fit time at most LogisticRegressionCV's: {timed} "
         f"({d:.3f} s against {c:.3f} s; this machine, one thread, shared with other jobs)"
     )
     lines.append(
