@@ -9,7 +9,7 @@ outputs (``oof_proba_``), the chosen ``C`` with each candidate's score, and the 
 (one-vs-one columns first).
 
     OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py [--data-dir ../shared/datasets]
-    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2, 3, 4)
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2 .. 5)
 
 ``--candidates 1``: the screen of issue 21's candidate defaults (``bench_quality.CANDIDATES``,
 ``C`` and ``alpha`` cross-validated on the out-of-fold outputs, and their cheap forms) on
@@ -18,7 +18,9 @@ round. A candidate passes the screen where its test log-loss on each of the thre
 at most the default's on that split plus the default's standard deviation over the 5 splits
 of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
 ``--candidates 2``, ``3``, ``4``: the later rounds (``bench_quality.CANDIDATES_2``,
-``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before.
+``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before. ``--candidates 5``:
+cheap settings without cross-validation (``bench_quality.CANDIDATES_5``), beside plain
+``code="ovo+ovr"`` and the per-column prototype at ``C=1`` (the same numbers, its check).
 """
 
 import argparse
@@ -65,9 +67,13 @@ def screen(data_dir, round_):
         2: (B.CANDIDATES_2, B.CHEAP_2),
         3: (B.CANDIDATES_3, B.CHEAP),
         4: (B.CANDIDATES_4, None),
+        5: (B.CANDIDATES_5, None),
     }[round_]
+    if round_ == 5:
+        cands["ovo+ovr (plain)"] = B.ca(code="ovo+ovr")
+        cands.update(B.CHECK_5)
     for name, options in candidates.items():
-        if callable(options):  # the fourth round: factories
+        if callable(options):  # the fourth and fifth rounds: factories
             cands[name] = options
             continue
         cands[name] = B.cv_c_alpha(**options)
@@ -108,8 +114,8 @@ def main():
     p.add_argument(
         "--candidates",
         type=int,
-        choices=(1, 2, 3, 4),
-        help="screen issue 21's candidates, round 1 to 4",
+        choices=(1, 2, 3, 4, 5),
+        help="screen issue 21's candidates, round 1 to 5",
     )
     args = p.parse_args()
     warnings.simplefilter("ignore")
