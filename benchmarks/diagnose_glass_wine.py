@@ -21,6 +21,8 @@ of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
 ``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before. ``--candidates 5``:
 cheap settings without cross-validation (``bench_quality.CANDIDATES_5``), beside plain
 ``code="ovo+ovr"`` and the per-column prototype at ``C=1`` (the same numbers, its check).
+``--check-prototype``: that check on every set and fold of the Kull suite, against the
+committed records of ``convexagg ovo+ovr`` (every score equal to the last digit).
 """
 
 import argparse
@@ -106,6 +108,34 @@ def screen(data_dir, round_):
         print(f"| {cand} | {cells} | {'yes' if ok else 'no'} |")
 
 
+def check_prototype(data_dir):
+    """The per-column prototype at ``C_ovr=1`` against the Kull records of plain ovo+ovr."""
+    import json
+
+    import _kull_suite as K
+
+    kull_dir = str(Path(data_dir) / "kull2019")
+    out = Path(__file__).resolve().parent / "results" / "quality" / "kull"
+    keys = ("log_loss", "brier", "accuracy", "ece_top", "ece_classwise")
+    same = differ = 0
+    for name in K.datasets(kull_dir):
+        X, y, _ = K.load(name, kull_dir)
+        for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
+            path = B.record_path(out, name, fold, "convexagg ovo+ovr")
+            rec = json.loads(path.read_text())
+            mine = B.run_one(
+                "", B.CHECK_5["ovo+ovr, ovr binaries C=1"], X_tr, y_tr, X_te, y_te, fold
+            )
+            equal = all(mine[k] == rec[k] for k in keys)
+            same, differ = same + equal, differ + (not equal)
+            print(
+                f"{name} fold {fold}: {'equal' if equal else 'DIFFERENT'} "
+                f"log-loss {mine['log_loss']!r} (record {rec['log_loss']!r})",
+                flush=True,
+            )
+    print(f"{same} of {same + differ} records reproduced to the last digit")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
@@ -117,8 +147,15 @@ def main():
         choices=(1, 2, 3, 4, 5),
         help="screen issue 21's candidates, round 1 to 5",
     )
+    p.add_argument(
+        "--check-prototype",
+        action="store_true",
+        help="the round-5 per-column prototype at C=1 against the Kull records of ovo+ovr",
+    )
     args = p.parse_args()
     warnings.simplefilter("ignore")
+    if args.check_prototype:
+        return check_prototype(args.data_dir)
     if args.candidates:
         return screen(args.data_dir, args.candidates)
     for name, reps in SPLITS.items():
