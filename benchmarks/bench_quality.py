@@ -46,10 +46,10 @@ training variance first). On every split, every method of :data:`METHODS`:
   ``CalibratedClassifierCV(OneVsOneClassifier(LogisticRegression()),
   method="temperature")``, ``HistGradientBoostingClassifier``,
   ``RandomForestClassifier``;
-* issue 21's candidate defaults (``CANDIDATES``, ``CANDIDATES_2`` .. ``_4``, prototyped
+* issue 21's candidate defaults (``CANDIDATES``, ``CANDIDATES_2`` .. ``_5``, prototyped
   here: a penalty of their own on the one-vs-rest columns, a floor on the binaries'
-  probabilities, the one-standard-error rule, cheaper grids; screened by
-  ``diagnose_glass_wine.py --candidates``);
+  probabilities, the one-standard-error rule, cheaper grids, the one-vs-rest binaries at a
+  ``C`` of their own; screened by ``diagnose_glass_wine.py --candidates``);
 * convexagg with non-linear binaries: RBF ``SVC`` margins and
   ``HistGradientBoostingClassifier`` (one-vs-rest: a gradient-boosted model per
   class), in-sample and out-of-fold.
