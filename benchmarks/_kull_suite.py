@@ -31,6 +31,7 @@ import _calibrators as CAL
 import numpy as np
 from bench_quality import (
     CANDIDATES_3,
+    CANDIDATES_5,
     CHEAP,
     FOLDS,
     LINEAR,
@@ -150,6 +151,16 @@ METHODS = {
     CV_VARIANT + ", cheap": (VARIANT, cv_c_alpha("ovo+ovr", **CHEAP)),
     CANDIDATE + " + temperature on its out-of-fold": (CHECK, _own_oof("temperature", _candidate)),
     CANDIDATE + " + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet", _candidate)),
+    # issue 21's fifth round: the cheap candidates that passed the glass / wine screen
+    # (benchmarks/diagnose_glass_wine.py --candidates 5; bench_quality.CANDIDATES_5)
+    **{
+        f"convexagg {n}": (VARIANT, CANDIDATES_5[n])
+        for n in (
+            "ovo+ovr, ovr binaries C=0.01",
+            "ovo+ovr, C=1, ovr penalty +0.1",
+            "ovo+ovr, C=1, ovr penalty +1",
+        )
+    },
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),

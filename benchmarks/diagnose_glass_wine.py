@@ -9,7 +9,7 @@ outputs (``oof_proba_``), the chosen ``C`` with each candidate's score, and the 
 (one-vs-one columns first).
 
     OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py [--data-dir ../shared/datasets]
-    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2, 3, 4)
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2 .. 5)
 
 ``--candidates 1``: the screen of issue 21's candidate defaults (``bench_quality.CANDIDATES``,
 ``C`` and ``alpha`` cross-validated on the out-of-fold outputs, and their cheap forms) on
@@ -18,7 +18,12 @@ round. A candidate passes the screen where its test log-loss on each of the thre
 at most the default's on that split plus the default's standard deviation over the 5 splits
 of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
 ``--candidates 2``, ``3``, ``4``: the later rounds (``bench_quality.CANDIDATES_2``,
-``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before.
+``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before. ``--candidates 5``:
+cheap settings without cross-validation (``bench_quality.CANDIDATES_5``), beside plain
+``code="ovo+ovr"`` and the per-column prototype at ``C=1`` (the same numbers, its check).
+``--check-prototype``: that check on every set and fold of the Kull suite, against plain
+``code="ovo+ovr"`` fitted in the same process (every score equal to the last digit), and the
+largest gap to the committed Kull records of ``convexagg ovo+ovr``.
 """
 
 import argparse
@@ -65,9 +70,13 @@ def screen(data_dir, round_):
         2: (B.CANDIDATES_2, B.CHEAP_2),
         3: (B.CANDIDATES_3, B.CHEAP),
         4: (B.CANDIDATES_4, None),
+        5: (B.CANDIDATES_5, None),
     }[round_]
+    if round_ == 5:
+        cands["ovo+ovr (plain)"] = B.ca(code="ovo+ovr")
+        cands.update(B.CHECK_5)
     for name, options in candidates.items():
-        if callable(options):  # the fourth round: factories
+        if callable(options):  # the fourth and fifth rounds: factories
             cands[name] = options
             continue
         cands[name] = B.cv_c_alpha(**options)
@@ -100,6 +109,37 @@ def screen(data_dir, round_):
         print(f"| {cand} | {cells} | {'yes' if ok else 'no'} |")
 
 
+def check_prototype(data_dir):
+    """The per-column prototype at ``C_ovr=1`` against plain ovo+ovr refitted here (equal
+    to the last digit?) and against the committed Kull records of ovo+ovr (largest gap)."""
+    import json
+
+    import _kull_suite as K
+
+    kull_dir = str(Path(data_dir) / "kull2019")
+    out = Path(__file__).resolve().parent / "results" / "quality" / "kull"
+    keys = ("log_loss", "brier", "accuracy", "ece_top", "ece_classwise")
+    plain, proto = B.ca(code="ovo+ovr"), B.CHECK_5["ovo+ovr, ovr binaries C=1"]
+    same, gap, n = 0, 0.0, 0
+    for name in K.datasets(kull_dir):
+        X, y, _ = K.load(name, kull_dir)
+        for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
+            rec = json.loads(B.record_path(out, name, fold, "convexagg ovo+ovr").read_text())
+            mine = B.run_one("", proto, X_tr, y_tr, X_te, y_te, fold)
+            ref = B.run_one("", plain, X_tr, y_tr, X_te, y_te, fold)
+            equal = all(mine[k] == ref[k] for k in keys)
+            rel = max(abs(mine[k] - rec[k]) / max(abs(rec[k]), 1e-300) for k in keys)
+            same, gap, n = same + equal, max(gap, rel), n + 1
+            print(
+                f"{name} fold {fold}: {'equal' if equal else 'DIFFERENT'} to plain ovo+ovr "
+                f"(log-loss {mine['log_loss']!r}, {ref['log_loss']!r}); largest relative gap "
+                f"to the committed record {rel:.1e}",
+                flush=True,
+            )
+    print(f"{same} of {n} folds: every score equal to plain ovo+ovr fitted in the same process")
+    print(f"largest relative gap of a score to the committed records of ovo+ovr: {gap:.1e}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
@@ -108,11 +148,18 @@ def main():
     p.add_argument(
         "--candidates",
         type=int,
-        choices=(1, 2, 3, 4),
-        help="screen issue 21's candidates, round 1 to 4",
+        choices=(1, 2, 3, 4, 5),
+        help="screen issue 21's candidates, round 1 to 5",
+    )
+    p.add_argument(
+        "--check-prototype",
+        action="store_true",
+        help="the round-5 per-column prototype at C=1 against the Kull records of ovo+ovr",
     )
     args = p.parse_args()
     warnings.simplefilter("ignore")
+    if args.check_prototype:
+        return check_prototype(args.data_dir)
     if args.candidates:
         return screen(args.data_dir, args.candidates)
     for name, reps in SPLITS.items():
