@@ -98,6 +98,7 @@ def _hgb_binaries(seed):
 
 _C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
 CANDIDATE = "convexagg ovo+ovr CV, ovr penalty +1, cheap"
+CHEAP_SURVIVOR = "convexagg ovo+ovr, C=1, ovr penalty +0.1"
 _candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
@@ -161,6 +162,14 @@ METHODS = {
             "ovo+ovr, C=1, ovr penalty +1",
         )
     },
+    # the left-to-calibrate check of the fifth round's best-ranked survivor
+    **{
+        f"{CHEAP_SURVIVOR} + {c} on its out-of-fold": (
+            CHECK,
+            _own_oof(c.lower(), CANDIDATES_5["ovo+ovr, C=1, ovr penalty +0.1"]),
+        )
+        for c in ("temperature", "Dirichlet")
+    },
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
@@ -184,6 +193,9 @@ CHECKED = {
         f"{CV_VARIANT} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
     CANDIDATE: tuple(f"{CANDIDATE} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")),
+    CHEAP_SURVIVOR: tuple(
+        f"{CHEAP_SURVIVOR} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
 }
 # "convexagg ovr" is both a linear peer of the table and one of the default's ablations.
 ABLATIONS = ("convexagg fit_intercept=True", "convexagg cv=None", "convexagg ensemble=False")

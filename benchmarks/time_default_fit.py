@@ -31,12 +31,18 @@ def main():
         "--data-dir", default=os.environ.get("CONVEXAGG_DATA_DIR", "../shared/datasets")
     )
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument(
+        "--code", default=None, help="a code in the default's place (e.g. ovo+ovr); default: none"
+    )
     args = parser.parse_args()
     data = pd.read_csv(os.path.join(args.data_dir, "letter.csv.gz"))
     X, y = data.iloc[:, :-1].to_numpy(float), data.iloc[:, -1].to_numpy()
     X, _, y, _ = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
     X = StandardScaler().fit_transform(X)
-    clf = ConvexAggregationClassifier(LogisticRegression(), n_jobs=args.n_jobs, random_state=0)
+    code = {} if args.code is None else {"code": args.code}
+    clf = ConvexAggregationClassifier(
+        LogisticRegression(), n_jobs=args.n_jobs, random_state=0, **code
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # lbfgs's ConvergenceWarning on some binaries
         start = time.perf_counter()
