@@ -221,3 +221,21 @@ def test_estimator_sees_its_binaries_refitted(wide_iris):
     binaries[1].steps[0] = ("standardscaler", StandardScaler(with_mean=False).fit(X))
     binaries[1].steps[1][1].fit(binaries[1].steps[0][1].transform(X[y != 0]), y[y != 0] == 2)
     np.testing.assert_allclose(clf.predict_proba(X), general(), rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_log_odds_losses_within_one_ulp_of_the_cap(dtype):
+    """Each loss of a log-odds (``-log q = log1p(exp(-z))`` and ``-log q + z``) against
+    ``numpy.logaddexp`` in float64 on the clipped ``z``: within one unit in the last
+    place of the cap ``C`` (absolute), never above it, on ``z`` across and beyond the
+    clip (``+-inf`` included)."""
+    from convexagg.aggregation.discrepancy import _Bounds, _losses_from_log_odds
+
+    z = np.concatenate([np.linspace(-45.0, 45.0, 9001), [-np.inf, np.inf, 1e-300, -1e-300]])
+    out = np.empty((2, 1, z.size), dtype)
+    _losses_from_log_odds(z[None, :], out, _Bounds((1, z.size), dtype, log_odds=True))
+    cap = dtype(-np.log(dtype(np.finfo(np.float64).eps)))
+    zc = np.clip(z, -float(cap), float(cap))
+    want = np.stack([np.logaddexp(0.0, -zc), np.logaddexp(0.0, zc)])
+    assert np.all(out <= cap)
+    np.testing.assert_allclose(out[:, 0], want, rtol=0, atol=np.spacing(cap))

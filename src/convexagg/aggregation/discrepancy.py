@@ -405,8 +405,8 @@ def _losses_from_log_odds(zT, out, bounds):
     takes two) where taking both losses from ``log1p(exp(-|z|))`` took ten or
     eleven (``predict_proba`` of 2,000 letter rows through 325 binaries: 3.25 ->
     2.77 ms best, old and new code in processes in turn, one thread). Each loss
-    is within one unit in the last place of ``C`` (absolute; checked against
-    mpmath on ``z`` in [-40, 40]), where the losses of ``expit(z)`` lose all
+    is within one unit in the last place of ``C`` (absolute; tested against
+    ``numpy.logaddexp``), where the losses of ``expit(z)`` lose all
     precision on the side whose probability rounds to 1 (``z`` beyond about 20
     in float64).
     """
