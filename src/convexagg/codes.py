@@ -569,8 +569,6 @@ def make_code(spec, n_classes, random_state=None):
     """
     n_classes = _check_n_classes(n_classes)
     if isinstance(spec, str) and "+" in spec:
-        from sklearn.utils import check_random_state  # not on `convexagg --help`'s path
-
         return make_code_parts(spec, n_classes, random_state)[0]
     if isinstance(spec, str):
         if spec == "ecoc":
