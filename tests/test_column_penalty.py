@@ -214,6 +214,21 @@ def test_the_alpha_path_keeps_the_column_penalty():
         np.testing.assert_allclose(path.weights[j], dec.weights_, rtol=1e-5, atol=1e-6)
 
 
+def test_dask_fit_equals_the_in_memory_fit():
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    Q, y = _data(CODE, n=300)
+    for settings in ({"fit_intercept": True}, {"entry_weight_shrinkage": 0.5}):
+        decoder = ConvexDecoder(column_penalty=EXTRA, solver=InteriorPoint(tol=1e-10), **settings)
+        ref = clone(decoder).fit(Q, y, CODE)
+        with dask.config.set(scheduler="sync"):
+            dec = clone(decoder).fit(
+                da.from_array(Q, chunks=(100, -1)), da.from_array(y, 100), CODE
+            )
+        assert dec.objective_ == pytest.approx(ref.objective_, rel=1e-10), settings
+        np.testing.assert_allclose(dec.entry_weights_, ref.entry_weights_, atol=1e-7)
+
+
 # -- the classifiers ----------------------------------------------------------------------
 
 
