@@ -129,6 +129,7 @@ SETTINGS = [
     pytest.param({}, "proba", 1e-9, id="default"),
     pytest.param({"fit_intercept": True}, "proba", 1e-9, id="intercept"),
     pytest.param({"entry_weight_shrinkage": 1.0}, "proba", 1e-9, id="entry-weights"),
+    pytest.param({"column_penalty": np.linspace(0, 1, 10)}, "proba", 1e-9, id="column-penalty"),
     pytest.param({"solver": InteriorPoint()}, "proba", 1e-9, id="interior-point"),
     pytest.param({"solver": LBFGSB(tol=1e-10)}, "proba", 1e-9, id="lbfgsb"),
     # PCG stops where its forcing term allows, at an iterate that depends on the rounding

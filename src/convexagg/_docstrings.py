@@ -141,6 +141,23 @@ entry_weight_shrinkage : float, default=None
     solver fits it (see :mod:`convexagg.aggregation.entries`). None or
     ``inf``: one weight per classifier, the paper's model. Needs
     ``penalty="l2"``.""",
+    "column_penalty": """\
+column_penalty : array-like of shape (n_classifiers,), default=None
+    An extra quadratic penalty ``column_penalty[l]/2 * w_l**2`` on classifier
+    ``l``'s weight (finite, ``>= 0``), absolute: it does not scale with
+    ``alpha``, so alpha paths and :class:`~convexagg.ConvexAggregationClassifierCV`
+    keep it. With entry weights it penalises the shared column weight ``w_l``.
+    None: none (the same fit as zeros).""",
+    "column_penalty_parts": """\
+column_penalty : array-like of shape (n_classifiers,) or dict, default=None
+    An extra quadratic penalty ``column_penalty[l]/2 * w_l**2`` on classifier
+    ``l``'s weight (finite, ``>= 0``), absolute: it does not scale with
+    ``alpha``. A dict maps the names of a string ``code`` (the parts of
+    ``"ovo+ovr"``) to a strength for every column of that part, e.g.
+    ``code="ovo+ovr", column_penalty={"ovr": 0.1}`` (a column two parts
+    share takes the named part's strength; see
+    :func:`~convexagg.codes.make_code_parts`). Handed to
+    :class:`ConvexDecoder` as the array. None: none.""",
     "solver": """\
 solver : {"auto", "projected_newton", "interior_point", "lbfgsb", \
 "projected_subgradient"} or SolverConfig, default="auto"

@@ -80,6 +80,7 @@ class Problem:
     learner_params: list = field(default_factory=list)  # fit parameters, one dict per column
     split_params: dict = field(default_factory=dict)  # "cv" / "alpha_cv" -> their split params
     plan: Plan | None = None  # cv resolved (see plan)
+    code_parts: dict = field(default_factory=dict)  # name -> its columns (make_code_parts)
 
 
 @dataclass
@@ -469,6 +470,7 @@ def subproblem(p, rows):
         learner_params,
         p.split_params,
         p.plan,
+        p.code_parts,
     )
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "complete",
     "dense_random",
     "make_code",
+    "make_code_parts",
     "min_codeword_distance",
     "one_vs_one",
     "one_vs_rest",
@@ -568,11 +569,7 @@ def make_code(spec, n_classes, random_state=None):
     """
     n_classes = _check_n_classes(n_classes)
     if isinstance(spec, str) and "+" in spec:
-        from sklearn.utils import check_random_state  # not on `convexagg --help`'s path
-
-        rng = check_random_state(random_state)  # one generator for every random part
-        parts = check_code_name(spec)
-        return concatenate_codes(*(make_code(part, n_classes, rng) for part in parts))
+        return make_code_parts(spec, n_classes, random_state)[0]
     if isinstance(spec, str):
         if spec == "ecoc":
             spec = "complete" if n_classes < 8 else "sparse_random"
@@ -589,3 +586,53 @@ def make_code(spec, n_classes, random_state=None):
             raise ValueError(f"code must be one of {CODE_NAMES} or an array; got {spec!r}.")
         return builders[spec](n_classes)
     return check_code_matrix(spec, n_classes)
+
+
+def make_code_parts(spec, n_classes, random_state=None):
+    """Build a code matrix and say which of its columns each named part gives.
+
+    :func:`make_code` of ``spec``, and for a name (or names joined by ``+``)
+    the columns of the built code that solve each part's binary problems: a
+    column a part shares with an earlier part (dropped from the
+    concatenation, see :func:`concatenate_codes`) is counted in both.
+
+    Parameters
+    ----------
+    spec : str or array-like
+        As in :func:`make_code`.
+    n_classes : int
+        Number of classes (rows of the code).
+    random_state : int, RandomState instance or None
+        Seeds the random codes, as in :func:`make_code` (the same code).
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, n_classifiers), dtype int8
+        ``make_code(spec, n_classes, random_state)``.
+    parts : dict of str to ndarray of int
+        Each name of ``spec`` to the increasing indices of its columns in
+        ``code``; empty for an array ``spec``.
+    """
+    if not isinstance(spec, str):
+        return make_code(spec, n_classes, random_state), {}
+    if "+" not in spec:
+        code = make_code(spec, n_classes, random_state)
+        return code, {spec: np.arange(code.shape[1])}
+    from sklearn.utils import check_random_state  # not on `convexagg --help`'s path
+
+    n_classes = _check_n_classes(n_classes)
+    rng = check_random_state(random_state)  # one generator for every random part
+    names = check_code_name(spec)
+    codes = [make_code(name, n_classes, rng) for name in names]
+    code = concatenate_codes(*codes)
+
+    def normalised(matrix):  # each column's sign fixed (first nonzero +1): repeats match
+        first = matrix[np.argmax(matrix != 0, axis=0), np.arange(matrix.shape[1])]
+        return [column.tobytes() for column in (matrix * first).T.astype(np.int8)]
+
+    index = {column: l for l, column in enumerate(normalised(code))}
+    parts = {
+        name: np.unique([index[column] for column in normalised(part)])
+        for name, part in zip(names, codes)
+    }
+    return code, parts

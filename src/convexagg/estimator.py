@@ -45,7 +45,7 @@ from ._training import (
 )
 from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries, predict_binaries_on_device, predict_log_odds
-from .codes import CODE_NAMES, check_code_name, make_code
+from .codes import CODE_NAMES, check_code_name, make_code_parts
 from .decoders import ConvexDecoder
 from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
 
@@ -383,7 +383,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sample_weight = self._check_weights(sample_weight, X)
         # One generator for the code and the binaries' seeds: a seed fixes both.
         rng = None if self.random_state is None else check_random_state(self.random_state)
-        code = make_code(self.code, classes.size, random_state=rng)
+        code, parts = make_code_parts(self.code, classes.size, random_state=rng)
         prefit = plan.prefit
         if prefit and not isinstance(self.estimator, (list, tuple)):
             raise ValueError(
@@ -391,6 +391,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"one per code column ({code.shape[1]}); got {self.estimator!r}."
             )
         learners, output = check_learners(self._learners(), code.shape[1], prefit)
+        self._decoder_for_code(decoder, code, parts)
         self._check_decoder(decoder, output)  # before any binary is trained
         learner_params, split_params = fit_parameters(
             self,
@@ -405,8 +406,12 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         seeds = column_seeds(rng, code.shape[1])
         return Problem(
             X, y_enc, classes, code, seeds, output, sample_weight, learner_params, split_params,
-            plan,
+            plan, parts,
         )
+
+    def _decoder_for_code(self, decoder, code, parts):
+        """Set the decoder's parameters that depend on the built code (``code`` and the
+        columns of each named part, :func:`~convexagg.codes.make_code_parts`), in place."""
 
     def _warm_binaries(self, p):
         """The previous fit's binaries to refit (copies of them), with ``warm_start`` and the
@@ -500,6 +505,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.binary_output_ = p.output
         self.decoder_ = decoder
         self._column_seeds = p.seeds
+        # plain types (a model file holds only trusted types); fit_decoder reads them
+        self._code_parts = {name: [int(l) for l in cols] for name, cols in p.code_parts.items()}
         self._set_out_of_fold(training, decoder)
 
     @property
@@ -665,6 +672,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         decoder = self._make_decoder()
+        parts = {name: np.asarray(cols) for name, cols in getattr(self, "_code_parts", {}).items()}
+        self._decoder_for_code(decoder, self.code_matrix_, parts)
         self._check_device_fit(X, y, decoder, sample_weight)
         self._check_decoder(decoder, self.binary_output_)  # before any fold model is trained
         p, training = self._decoder_outputs(X, y, sample_weight, fit_params)
@@ -887,6 +896,60 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
 
+def _column_penalty_of_parts(by_part, code, parts, n_classifiers):
+    """The per-column array of a ``column_penalty`` given by part (a dict).
+
+    Parameters
+    ----------
+    by_part : dict of str to float
+        Names of the parts of ``code`` to a strength (finite, ``>= 0``).
+    code : str or array-like
+        The ``code`` parameter the parts come from.
+    parts : dict of str to ndarray of int
+        The columns of each part (:func:`~convexagg.codes.make_code_parts`).
+    n_classifiers : int
+        Columns of the built code.
+
+    Returns
+    -------
+    column_penalty : ndarray of shape (n_classifiers,)
+        The strength of each column: its part's, 0 for a column of no named part.
+    """
+    if not isinstance(code, str):
+        raise ValueError(
+            "column_penalty as a dict maps the parts of a code name (e.g. code='ovo+ovr', "
+            "column_penalty={'ovr': 0.1}) to strengths; with an array code give an array "
+            "of one strength per column instead."
+        )
+    unknown = sorted(str(name) for name in by_part if name not in parts)
+    if unknown:
+        raise ValueError(
+            f"column_penalty names {unknown}, not parts of code={code!r}; its parts are "
+            f"{list(parts)}."
+        )
+    strengths = np.zeros(n_classifiers)
+    named = np.zeros(n_classifiers, dtype=bool)
+    for name, value in by_part.items():
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            value = np.nan
+        if not (np.isfinite(value) and value >= 0):
+            raise ValueError(
+                f"column_penalty[{name!r}] must be a finite number >= 0, got {by_part[name]!r}."
+            )
+        cols = parts[name]
+        clash = named[cols] & (strengths[cols] != value)
+        if np.any(clash):
+            raise ValueError(
+                f"column_penalty gives different strengths to parts of code={code!r} that "
+                f"share columns {cols[clash].tolist()} (the same binary problem); give them "
+                "one strength."
+            )
+        strengths[cols], named[cols] = value, True
+    return strengths
+
+
 def _shared_decoder_parameters(estimator_cls):
     """The parameters an estimator hands to its ``ConvexDecoder`` unchanged: those of
     its own signature that the decoder has too (they mean the same in both)."""
@@ -915,6 +978,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     %(l1_ratio)s
     %(fit_intercept)s
     %(entry_weight_shrinkage)s
+    %(column_penalty_parts)s
     %(solver)s
     %(cv)s
     %(binary_param_grid)s
@@ -965,6 +1029,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         l1_ratio=None,
         fit_intercept=False,
         entry_weight_shrinkage=None,
+        column_penalty=None,
         solver="auto",
         cv=5,
         binary_param_grid=None,
@@ -987,6 +1052,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
         self.entry_weight_shrinkage = entry_weight_shrinkage
+        self.column_penalty = column_penalty
         self.solver = solver
         self.cv = cv
         self.binary_param_grid = binary_param_grid
@@ -1001,7 +1067,10 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         self.dtype = dtype
         self.init = init
 
-    _own_constraints = {"binary_param_grid": [dict, list, None]}
+    _own_constraints = {
+        "binary_param_grid": [dict, list, None],
+        "column_penalty": ["array-like", dict, None],
+    }
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -1019,7 +1088,16 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
 
     def _make_decoder(self, **overrides):
         params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
+        if isinstance(params.get("column_penalty"), dict):
+            params["column_penalty"] = None  # by part: set once the code is built
         return ConvexDecoder(**{**params, **overrides})
+
+    def _decoder_for_code(self, decoder, code, parts):
+        """``column_penalty`` given by part: the decoder's array, one per column."""
+        by_part = self.column_penalty
+        if isinstance(by_part, dict):
+            strengths = _column_penalty_of_parts(by_part, self.code, parts, code.shape[1])
+            decoder.set_params(column_penalty=strengths)
 
     def _learners(self):
         """The learner(s), with the chosen ``binary_param_grid`` parameters once fitted

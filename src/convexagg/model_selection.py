@@ -84,6 +84,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     %(penalty)s
     %(l1_ratio)s
     %(fit_intercept)s
+    %(column_penalty_parts)s
     %(solver)s
     %(cv)s
     %(ensemble)s
@@ -135,6 +136,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         penalty="l2",
         l1_ratio=None,
         fit_intercept=False,
+        column_penalty=None,
         solver="auto",
         cv=5,
         ensemble="auto",
@@ -155,6 +157,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             penalty=penalty,
             l1_ratio=l1_ratio,
             fit_intercept=fit_intercept,
+            column_penalty=column_penalty,
             solver=solver,
             cv=cv,
             ensemble=ensemble,

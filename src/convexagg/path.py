@@ -234,7 +234,7 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
         As :func:`regularization_path` returns it.
     """
     config = decoder.solver
-    penalties = [decoder.penalty_for(alpha) for alpha in alphas]
+    penalties = [decoder.penalty_for(alpha, problem.code) for alpha in alphas]
     # the losses stored once; each alpha swaps the penalty
     stored = problem.likelihood(penalties[0], config.storage_dtype(problem.n_losses))
     n_alphas, M, K = alphas.size, problem.code.shape[1], problem.code.shape[0]

@@ -32,6 +32,14 @@ penalty ``l2/2 c^2`` as ``shrink -> inf``, while a deviation from ``u_l = c 1``
 costs ``shrink/2`` times its squared norm: the fit tends to the shared-weight
 one. Only the quadratic penalty (``l1 = 0``) has this form: with ``w >= 0`` under an L1 term the
 minimum over ``w`` is only piecewise quadratic.
+
+Per-column strengths (``column_l2``, the decoders' ``column_penalty``): an extra,
+absolute quadratic term ``1/2 sum_l column_l2[l] w_l^2`` on the shared weights, so
+weight ``l``'s quadratic strength is ``l2 + column_l2[l]`` (``l2`` scales with
+``alpha``, ``column_l2`` does not). With entry weights it is a term on the shared
+column weight ``w_l`` before the minimisation, and the closed form above holds with
+``l2 + column_l2[l]`` in place of ``l2``:
+``w_l = shrink S_l / (l2 + column_l2[l] + shrink n_l)``.
 """
 
 from __future__ import annotations
@@ -59,6 +67,8 @@ INTERCEPT_L2_FLOOR = 1e-6
 class Penalty:
     """``R(w, b) = l2 / 2 |w|^2 + l1 sum(w) + intercept_l2 / 2 |b|^2`` on ``w >= 0``.
 
+    With ``column_l2``, plus ``1/2 sum_l column_l2[l] w_l^2``.
+
     Every method takes the full variable vector ``x = [w, b]`` with the
     ``n_weights`` weights first; without intercepts ``x = w``.
 
@@ -81,6 +91,10 @@ class Penalty:
         With a finite ``shrink``: the number of weights of each weight's column
         in the whole problem (counted from ``columns`` when None;
         :meth:`restrict` keeps them).
+    column_l2 : tuple of float, default=None
+        Extra quadratic strength of each shared weight (``>= 0``), one per
+        weight, or with a finite ``shrink`` one per code column (indexed by
+        ``columns``); None: none.
     """
 
     l2: float = 0.0
@@ -89,6 +103,7 @@ class Penalty:
     shrink: float = np.inf
     columns: tuple | None = None
     column_sizes: tuple | None = None
+    column_l2: tuple | None = None
 
     def __post_init__(self):
         for name in ("l2", "l1", "intercept_l2"):
@@ -100,6 +115,14 @@ class Penalty:
         if not shrink > 0:
             raise ValueError(f"penalty shrink must be > 0 (inf: shared weights), got {shrink!r}.")
         object.__setattr__(self, "shrink", shrink)
+        if self.column_l2 is not None:
+            extra = np.asarray(self.column_l2, dtype=np.float64)
+            if extra.ndim != 1 or not (np.all(np.isfinite(extra)) and np.all(extra >= 0)):
+                raise ValueError(
+                    "penalty column_l2 must be a 1-D sequence of finite values >= 0, got "
+                    f"{self.column_l2!r}."
+                )
+            object.__setattr__(self, "column_l2", tuple(float(c) for c in extra))
         if np.isfinite(shrink):
             if self.columns is None:
                 raise ValueError("a finite shrink needs columns: the classifier of each weight.")
@@ -127,14 +150,34 @@ class Penalty:
         cols, group = np.unique(np.asarray(self.columns, dtype=np.intp), return_inverse=True)
         sizes = np.zeros(cols.size)
         sizes[group] = self.column_sizes
-        g = self.shrink**2 / (self.l2 + self.shrink * sizes)
+        g = self.shrink**2 / (self._column_strength(cols) + self.shrink * sizes)
         return group, g
+
+    def _column_strength(self, cols):
+        """``l2 (+ column_l2[cols])``: the quadratic strength of shared weights ``cols``."""
+        if self.column_l2 is None:
+            return self.l2
+        extra = np.asarray(self.column_l2)
+        if cols.size and cols.max() >= extra.size:
+            raise ValueError(
+                f"penalty column_l2 has {extra.size} entries; weight or column {cols.max()} "
+                "has none."
+            )
+        return self.l2 + extra[cols]
+
+    def _weight_strength(self, n_weights):
+        """The quadratic strength of each of ``n_weights`` shared weights."""
+        if self.column_l2 is not None and len(self.column_l2) != n_weights:
+            raise ValueError(
+                f"penalty column_l2 has {len(self.column_l2)} entries for {n_weights} weights."
+            )
+        return self._column_strength(np.arange(n_weights))
 
     def _quadratic(self, v, n_weights):
         """``hess R @ v`` on the weights (the part that is not diagonal for entry weights)."""
         w = v[:n_weights]
         if not self.entry_weights:
-            return self.l2 * w
+            return self._weight_strength(n_weights) * w
         group, g = self._coupling()
         sums = np.bincount(group, weights=w, minlength=g.size)
         return self.shrink * w - (g * sums)[group]
@@ -150,7 +193,7 @@ class Penalty:
         Returns
         -------
         w : ndarray of shape (n_columns,)
-            ``w_l = shrink S_l / (l2 + shrink n_l)`` for each column ``l``
+            ``w_l = shrink S_l / (l2 + column_l2[l] + shrink n_l)`` for each column ``l``
             (``n_columns`` is ``max(columns) + 1``; a column without weights gets 0).
         """
         columns = np.asarray(self.columns, dtype=np.intp)
@@ -158,7 +201,10 @@ class Penalty:
         sums = np.bincount(columns, weights=u, minlength=n)
         sizes = np.zeros(n)
         sizes[columns] = self.column_sizes
-        return np.where(sizes > 0, self.shrink * sums / (self.l2 + self.shrink * sizes), 0.0)
+        strength = self._column_strength(np.flatnonzero(sizes > 0))
+        w = np.zeros(n)
+        w[sizes > 0] = self.shrink * sums[sizes > 0] / (strength + self.shrink * sizes[sizes > 0])
+        return w
 
     def restrict(self, weights):
         """The penalty as a function of the weights ``weights`` alone (the others at 0).
@@ -171,12 +217,15 @@ class Penalty:
         Returns
         -------
         penalty : Penalty
-            Itself for the separable penalties; for entry weights, the same
-            quadratic form on those weights (its block of the Hessian).
+            Itself for the separable penalties (``column_l2`` taken at those
+            weights); for entry weights, the same quadratic form on those
+            weights (its block of the Hessian).
         """
-        if not self.entry_weights:
-            return self
         weights = np.asarray(weights, dtype=np.intp)
+        if not self.entry_weights:
+            if self.column_l2 is None:
+                return self
+            return replace(self, column_l2=tuple(np.asarray(self.column_l2)[weights]))
         return replace(
             self,
             columns=tuple(np.asarray(self.columns)[weights]),
@@ -184,7 +233,9 @@ class Penalty:
         )
 
     @classmethod
-    def from_alpha(cls, alpha, penalty="l2", l1_ratio=0.5, shrink=np.inf, columns=None):
+    def from_alpha(
+        cls, alpha, penalty="l2", l1_ratio=0.5, shrink=np.inf, columns=None, column_l2=None
+    ):
         """Split the total strength ``alpha`` as scikit-learn's elastic net does.
 
         ``r = 0`` for ``"l2"`` (the paper's ``lambda/2 |w|^2``), ``r = 1`` for
@@ -205,6 +256,9 @@ class Penalty:
             strength (see the module docstring); ``inf``: one weight per column.
         columns : array-like of int, default=None
             With a finite ``shrink``: the column of each entry weight.
+        column_l2 : array-like of float, default=None
+            Extra quadratic strength of each shared weight (code column), not
+            scaled by ``alpha``.
 
         Returns
         -------
@@ -232,11 +286,13 @@ class Penalty:
             intercept_l2=max(l2, INTERCEPT_L2_FLOOR),
             shrink=shrink,
             columns=None if columns is None else tuple(int(c) for c in columns),
+            column_l2=None if column_l2 is None else tuple(float(c) for c in column_l2),
         )
 
     def _diagonal(self, n_weights, n_variables):
         d = np.full(n_variables, self.intercept_l2)
-        d[:n_weights] = self.l2
+        # entry weights: l2 here, their own diagonal set by the callers
+        d[:n_weights] = self.l2 if self.entry_weights else self._weight_strength(n_weights)
         return d
 
     def value(self, x, n_weights):
@@ -257,11 +313,15 @@ class Penalty:
         w, b = x[:n_weights], x[n_weights:]
         # the shared-weight form as before to the last bit (the paper's reproduction)
         quadratic = float(w @ self._quadratic(x, n_weights)) if self.entry_weights else None
-        return (
+        value = (
             (0.5 * self.l2 * float(w @ w) if quadratic is None else 0.5 * quadratic)
             + self.l1 * float(np.sum(w))
             + 0.5 * (self.intercept_l2 * float(b @ b))
         )
+        if self.column_l2 is not None and not self.entry_weights:
+            self._weight_strength(n_weights)  # checks the length
+            value += 0.5 * float(w @ (np.asarray(self.column_l2) * w))
+        return value
 
     def grad(self, x, n_weights):
         """Gradient of ``R`` at ``x``.

@@ -119,6 +119,7 @@ class ConvexDecoder(BaseDecoder):
     %(l1_ratio)s
     %(fit_intercept)s
     %(entry_weight_shrinkage)s
+    %(column_penalty)s
     %(solver)s
     warm_start : bool, default=False
         Start from the previous fit's solution when refitting with the same
@@ -198,6 +199,7 @@ class ConvexDecoder(BaseDecoder):
         "l1_ratio": [Interval(Real, 0, 1, closed="both"), None],
         "fit_intercept": ["boolean"],
         "entry_weight_shrinkage": [Interval(Real, 0, None, closed="right"), None],
+        "column_penalty": ["array-like", None],
         "solver": SOLVER_CONSTRAINT,
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
@@ -215,6 +217,7 @@ class ConvexDecoder(BaseDecoder):
         l1_ratio=None,
         fit_intercept=False,
         entry_weight_shrinkage=None,
+        column_penalty=None,
         solver="auto",
         warm_start=False,
         verbose=0,
@@ -233,6 +236,7 @@ class ConvexDecoder(BaseDecoder):
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
         self.entry_weight_shrinkage = entry_weight_shrinkage
+        self.column_penalty = column_penalty
         self.solver = solver
         self.warm_start = warm_start
         self.verbose = verbose
@@ -259,24 +263,53 @@ class ConvexDecoder(BaseDecoder):
             The strength; this decoder's ``alpha`` when None.
         code : ndarray of shape (n_classes, n_classifiers), default=None
             The (validated) code matrix; needed with ``entry_weight_shrinkage``
-            (the fitted ``code_`` when None).
+            (the fitted ``code_`` when None), and ``column_penalty``'s length
+            is checked against it.
 
         Returns
         -------
         penalty : Penalty
-            Of this decoder's ``penalty``, ``l1_ratio`` and ``entry_weight_shrinkage``.
+            Of this decoder's ``penalty``, ``l1_ratio``, ``entry_weight_shrinkage``
+            and ``column_penalty``.
         """
         l1_ratio = 0.5 if self.l1_ratio is None else self.l1_ratio
         alpha = self.alpha if alpha is None else alpha
-        if not self._entries():
-            return Penalty.from_alpha(alpha, self.penalty, l1_ratio)
-        if code is None:
+        if code is None and (self._entries() or self.column_penalty is not None):
             check_is_fitted(self, "code_")
             code = self.code_
+        column_l2 = self._column_penalty(None if code is None else code.shape[1])
+        if not self._entries():
+            return Penalty.from_alpha(alpha, self.penalty, l1_ratio, column_l2=column_l2)
         columns = code_entries(code)[1]
         return Penalty.from_alpha(
-            alpha, self.penalty, l1_ratio, shrink=self.entry_weight_shrinkage, columns=columns
+            alpha,
+            self.penalty,
+            l1_ratio,
+            shrink=self.entry_weight_shrinkage,
+            columns=columns,
+            column_l2=column_l2,
         )
+
+    def _column_penalty(self, n_classifiers=None):
+        """``column_penalty`` validated (a float array, or None), its length against
+        ``n_classifiers`` when given."""
+        if self.column_penalty is None:
+            return None
+        try:
+            extra = np.asarray(self.column_penalty, dtype=np.float64)
+        except (TypeError, ValueError):
+            extra = None
+        if extra is None or extra.ndim != 1 or not np.all(np.isfinite(extra) & (extra >= 0)):
+            raise ValueError(
+                "column_penalty must be a 1-D array of finite values >= 0, one per classifier; "
+                f"got {self.column_penalty!r}."
+            )
+        if n_classifiers is not None and extra.size != n_classifiers:
+            raise ValueError(
+                f"column_penalty has {extra.size} entries but the code has {n_classifiers} "
+                "classifiers (columns); give one per classifier."
+            )
+        return extra
 
     def _expand(self, Q, code):
         """``(Q, code)`` of the model's parametrisation: with entry weights, one column
@@ -419,6 +452,7 @@ class ConvexDecoder(BaseDecoder):
                 f"entry_weight_shrinkage={self.entry_weight_shrinkage!r} needs penalty='l2' "
                 f"(the shrinkage is a quadratic penalty); got penalty={self.penalty!r}."
             )
+        self._column_penalty()
         return self.solver_config(dask=dask)
 
     def _callback(self):
