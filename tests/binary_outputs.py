@@ -47,3 +47,15 @@ def fingerprint(Q, y, code):
         "Q_column_means": Q.mean(axis=0).tolist(),
         "Q_row_weighted": (rows @ Q / Q.shape[0]).tolist(),
     }
+
+
+def noisy_code_outputs(code, n, seed=0):
+    """``(Q, y)``: ``n`` synthetic binary outputs that carry the label (0.8 / 0.2 on
+    a column's two sides, 0.5 off it), noisier for odd classes, every class present."""
+    rng = np.random.default_rng(seed)
+    K, M = code.shape
+    y = rng.integers(0, K, size=n)
+    y[:K] = np.arange(K)
+    truth = np.where(code[y] == 1, 0.8, np.where(code[y] == -1, 0.2, 0.5))
+    Q = np.clip(truth + rng.normal(scale=0.25, size=(n, M)) * (1 + y[:, None] % 2), 0.02, 0.98)
+    return Q, y

@@ -18,6 +18,7 @@ from sklearn.base import clone
 from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
+from binary_outputs import noisy_code_outputs
 from convexagg import (
     ConvexAggregationClassifier,
     ConvexAggregationClassifierCV,
@@ -31,13 +32,7 @@ from convexagg.solvers import InteriorPoint, ProjectedNewton
 
 
 def _data(code, n=120, seed=0):
-    rng = np.random.default_rng(seed)
-    K, M = code.shape
-    y = rng.integers(0, K, size=n)
-    y[:K] = np.arange(K)
-    truth = np.where(code[y] == 1, 0.8, np.where(code[y] == -1, 0.2, 0.5))
-    Q = np.clip(truth + rng.normal(scale=0.25, size=(n, M)) * (1 + y[:, None] % 2), 0.02, 0.98)
-    return Q, y
+    return noisy_code_outputs(code, n, seed)
 
 
 CODE = make_code("ovo+ovr", 4)  # 6 one-vs-one columns, then 4 one-vs-rest

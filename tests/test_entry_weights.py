@@ -12,6 +12,7 @@ import pytest
 from scipy.optimize import approx_fprime, minimize
 from scipy.special import logsumexp
 
+from binary_outputs import noisy_code_outputs
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
 from convexagg.aggregation import (
     BlockedObjective,
@@ -37,14 +38,7 @@ CODES = {
 
 
 def _data(code, n=60, seed=0):
-    rng = np.random.default_rng(seed)
-    K, M = code.shape
-    y = rng.integers(0, K, size=n)
-    y[:K] = np.arange(K)
-    # outputs that carry the label, more for some classes than for others
-    truth = np.where(code[y] == 1, 0.8, np.where(code[y] == -1, 0.2, 0.5))
-    Q = np.clip(truth + rng.normal(scale=0.25, size=(n, M)) * (1 + y[:, None] % 2), 0.02, 0.98)
-    return Q, y
+    return noisy_code_outputs(code, n, seed)
 
 
 def _tensor_rho(Q, code, U, b=None):
