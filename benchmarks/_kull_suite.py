@@ -32,6 +32,7 @@ import numpy as np
 from bench_quality import (
     CANDIDATES_3,
     CANDIDATES_5,
+    CANDIDATES_6,
     CHEAP,
     FOLDS,
     LINEAR,
@@ -170,6 +171,9 @@ METHODS = {
         )
         for c in ("temperature", "Dirichlet")
     },
+    # issue 21's sixth round: additions to the fifth round's survivor (penalty +0.1)
+    # (benchmarks/diagnose_glass_wine.py --candidates 6; bench_quality.CANDIDATES_6)
+    **{f"convexagg {n}": (VARIANT, make) for n, make in CANDIDATES_6.items()},
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),

@@ -9,7 +9,7 @@ outputs (``oof_proba_``), the chosen ``C`` with each candidate's score, and the 
 (one-vs-one columns first).
 
     OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py [--data-dir ../shared/datasets]
-    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2 .. 5)
+    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2 .. 6)
 
 ``--candidates 1``: the screen of issue 21's candidate defaults (``bench_quality.CANDIDATES``,
 ``C`` and ``alpha`` cross-validated on the out-of-fold outputs, and their cheap forms) on
@@ -21,6 +21,9 @@ of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
 ``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before. ``--candidates 5``:
 cheap settings without cross-validation (``bench_quality.CANDIDATES_5``), beside plain
 ``code="ovo+ovr"`` and the per-column prototype at ``C=1`` (the same numbers, its check).
+``--candidates 6``: the fifth round's survivor (``C=1``, one-vs-rest penalty +0.1) with
+entry weights 0.01, intercepts or ``alpha=1e-3`` added (``bench_quality.CANDIDATES_6``),
+beside the survivor itself.
 ``--check-prototype``: that check on every set and fold of the Kull suite, against plain
 ``code="ovo+ovr"`` fitted in the same process (every score equal to the last digit), and the
 largest gap to the committed Kull records of ``convexagg ovo+ovr``.
@@ -71,12 +74,15 @@ def screen(data_dir, round_):
         3: (B.CANDIDATES_3, B.CHEAP),
         4: (B.CANDIDATES_4, None),
         5: (B.CANDIDATES_5, None),
+        6: (B.CANDIDATES_6, None),
     }[round_]
     if round_ == 5:
         cands["ovo+ovr (plain)"] = B.ca(code="ovo+ovr")
         cands.update(B.CHECK_5)
+    if round_ == 6:  # the survivor the additions are made to
+        cands["ovo+ovr, C=1, ovr penalty +0.1"] = B.CANDIDATES_5["ovo+ovr, C=1, ovr penalty +0.1"]
     for name, options in candidates.items():
-        if callable(options):  # the fourth and fifth rounds: factories
+        if callable(options):  # the fourth round on: factories
             cands[name] = options
             continue
         cands[name] = B.cv_c_alpha(**options)
@@ -148,8 +154,8 @@ def main():
     p.add_argument(
         "--candidates",
         type=int,
-        choices=(1, 2, 3, 4, 5),
-        help="screen issue 21's candidates, round 1 to 5",
+        choices=(1, 2, 3, 4, 5, 6),
+        help="screen issue 21's candidates, round 1 to 6",
     )
     p.add_argument(
         "--check-prototype",
