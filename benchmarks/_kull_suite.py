@@ -100,6 +100,7 @@ def _hgb_binaries(seed):
 _C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
 CANDIDATE = "convexagg ovo+ovr CV, ovr penalty +1, cheap"
 CHEAP_SURVIVOR = "convexagg ovo+ovr, C=1, ovr penalty +0.1"
+ENTRY_SURVIVOR = CHEAP_SURVIVOR + ", entry 0.01"
 _candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
@@ -174,6 +175,14 @@ METHODS = {
     # issue 21's sixth round: additions to the fifth round's survivor (penalty +0.1)
     # (benchmarks/diagnose_glass_wine.py --candidates 6; bench_quality.CANDIDATES_6)
     **{f"convexagg {n}": (VARIANT, make) for n, make in CANDIDATES_6.items()},
+    # its left-to-calibrate check (the best-ranked of round 6)
+    **{
+        f"{ENTRY_SURVIVOR} + {c} on its out-of-fold": (
+            CHECK,
+            _own_oof(c.lower(), CANDIDATES_6["ovo+ovr, C=1, ovr penalty +0.1, entry 0.01"]),
+        )
+        for c in ("temperature", "Dirichlet")
+    },
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
@@ -199,6 +208,9 @@ CHECKED = {
     CANDIDATE: tuple(f"{CANDIDATE} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")),
     CHEAP_SURVIVOR: tuple(
         f"{CHEAP_SURVIVOR} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
+    ENTRY_SURVIVOR: tuple(
+        f"{ENTRY_SURVIVOR} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
 }
 # "convexagg ovr" is both a linear peer of the issue's table and one of the default's ablations.
@@ -385,26 +397,27 @@ def tables(rows, names, infos):
         f"(peers: {', '.join(peers)})",
         "",
         "| variant | log-loss rank | Brier rank | classwise-ECE rank | wins / losses against "
-        "the default (log-loss) | best peer's log-loss rank beside it | sets no worse than "
-        "multinomial LR (within its std) |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "the default (log-loss) | best peer's log-loss rank beside it | best peer's Brier rank "
+        "beside it | sets no worse than multinomial LR (within its std) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     lr = "LogisticRegression (multinomial)"
     for v in [DEFAULT, "convexagg ovr"] + variants:
-        cells, best_peer = [], "-"
+        cells, best_peer = [], {"log_loss": "-", "brier": "-"}
         for mt in ("log_loss", "brier", "ece_classwise"):
             complete = all((n, v) in ll for n in names)
             group = [g for g in peers if g != v] + [v]
             r = average_ranks(rows, names, group, mt)[0] if complete else {}
             cells.append(f"{r[v]:.2f}" if v in r else "-")
-            if mt == "log_loss" and v in r and len(group) > 1:  # would it lead the family
+            if mt in best_peer and v in r and len(group) > 1:  # would it lead the family
                 peer = min((g for g in group if g != v), key=lambda g: r[g])
-                best_peer = f"{peer} {r[peer]:.2f}"
+                best_peer[mt] = f"{peer} {r[peer]:.2f}"
         wins = "" if v == DEFAULT else _wins(ll, names, v, DEFAULT)
         both = [n for n in names if (n, v) in ll and (n, lr) in ll]
         fine = sum(ll[n, v][0] <= ll[n, lr][0] + ll[n, lr][1] for n in both)
         out.append(
-            f"| {v} | " + " | ".join(cells) + f" | {wins} | {best_peer} | {fine} of {len(both)} |"
+            f"| {v} | " + " | ".join(cells) + f" | {wins} | {best_peer['log_loss']} | "
+            f"{best_peer['brier']} | {fine} of {len(both)} |"
         )
     out.append("")
 
