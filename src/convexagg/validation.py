@@ -13,6 +13,7 @@ from ._sklearn import num_samples
 __all__ = [
     "check_class_indices",
     "check_columns_match_code",
+    "check_fitted_columns",
     "check_lengths",
     "check_no_missing_labels",
     "check_sample_weight",
@@ -168,6 +169,26 @@ def check_columns_match_code(Q, code):
         raise ValueError(
             f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
             "classifiers (columns); they must match."
+        )
+
+
+def check_fitted_columns(Q, n_classifiers, name="Q"):
+    """Raise a ``ValueError`` unless ``Q`` has the ``n_classifiers`` columns a decoder
+    was fitted with.
+
+    Parameters
+    ----------
+    Q : array-like of shape (n_samples, n_classifiers)
+        Binary outputs or their log-odds (anything with a ``shape``).
+    n_classifiers : int
+        The fitted decoder's number of classifiers (code columns).
+    name : str, default="Q"
+        What the message calls ``Q``.
+    """
+    if Q.shape[1] != n_classifiers:
+        raise ValueError(
+            f"{name} has {Q.shape[1]} columns but the decoder was fitted with "
+            f"{n_classifiers} classifiers."
         )
 
 

@@ -21,6 +21,7 @@ from ..aggregation.array_api import (
 )
 from ..codes import check_code_matrix
 from ..losses import OUTPUT_KINDS, check_output_range
+from ..validation import check_fitted_columns
 
 __all__ = ["check_outputs", "decision_on_device", "likelihood_on_device", "softmax_on_device"]
 
@@ -53,10 +54,8 @@ def check_outputs(Q, output, namespace, n_columns=None):
         Q = xp.astype(Q, namespace.float_dtype(np.float64))
     if Q.ndim != 2:
         raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {tuple(Q.shape)}.")
-    if n_columns is not None and Q.shape[1] != n_columns:
-        raise ValueError(
-            f"Q has {Q.shape[1]} columns but the decoder was fitted with {n_columns} classifiers."
-        )
+    if n_columns is not None:
+        check_fitted_columns(Q, n_columns)
     if Q.shape[0] == 0:
         return Q
     lo, hi = float(xp.min(Q)), float(xp.max(Q))

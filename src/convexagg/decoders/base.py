@@ -31,7 +31,7 @@ from .._array_api import array_namespace
 from .._utils import restore_on_failure
 from ..codes import check_code_matrix
 from ..losses import OUTPUT_KINDS, check_binary_outputs
-from ..validation import check_class_indices, check_columns_match_code
+from ..validation import check_class_indices, check_columns_match_code, check_fitted_columns
 
 __all__ = ["BaseDecoder", "check_fit_inputs"]
 
@@ -99,11 +99,7 @@ class BaseDecoder(BaseEstimator):
     def _validate_predict(self, Q):
         check_is_fitted(self, "code_")
         Q = check_binary_outputs(Q, self.output_)
-        if Q.shape[1] != self.code_.shape[1]:
-            raise ValueError(
-                f"Q has {Q.shape[1]} columns but the decoder was fitted with "
-                f"{self.code_.shape[1]} classifiers."
-            )
+        check_fitted_columns(Q, self.code_.shape[1])
         return Q
 
     def predict(self, Q):

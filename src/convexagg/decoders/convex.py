@@ -29,6 +29,7 @@ from ..binary import LinearLogOdds
 from ..codes import check_code_matrix
 from ..losses import LOSSES, OUTPUT_KINDS, check_log_odds, check_loss
 from ..solvers import ProjectedNewton, SolverResult, tau_schedule
+from ..validation import check_fitted_columns
 from .array_api import decision_on_device, likelihood_on_device, softmax_on_device
 from .base import BaseDecoder
 from .fitting import aggregation_problem, solve_path
@@ -770,11 +771,7 @@ class ConvexDecoder(BaseDecoder):
             )
         if not isinstance(Z, LinearLogOdds):  # finite by construction
             Z = check_log_odds(Z)
-        if Z.shape[1] != self.code_.shape[1]:
-            raise ValueError(
-                f"Z has {Z.shape[1]} columns but the decoder was fitted with "
-                f"{self.code_.shape[1]} classifiers."
-            )
+        check_fitted_columns(Z, self.code_.shape[1], "Z")
         return Z
 
     def predict_proba_from_log_odds(self, Z):
