@@ -101,6 +101,7 @@ _C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
 CANDIDATE = "convexagg ovo+ovr CV, ovr penalty +1, cheap"
 CHEAP_SURVIVOR = "convexagg ovo+ovr, C=1, ovr penalty +0.1"
 ENTRY_SURVIVOR = CHEAP_SURVIVOR + ", entry 0.01"
+ENTRY_ONLY = "convexagg entry weights 0.01"
 _candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
@@ -124,7 +125,7 @@ METHODS = {
     # the out-of-fold outputs; C3: from 0.1..10)
     "convexagg alpha=1e-3": (VARIANT, ca(alpha=1e-3)),
     "convexagg ovo+ovr": (VARIANT, ca(code="ovo+ovr")),
-    "convexagg entry weights 0.01": (VARIANT, ca(entry_weight_shrinkage=0.01)),
+    ENTRY_ONLY: (VARIANT, ca(entry_weight_shrinkage=0.01)),
     "convexagg C4": (VARIANT, ca(binary_param_grid=_C4)),
     "convexagg ovo+ovr, C4": (VARIANT, ca(code="ovo+ovr", binary_param_grid=_C4)),
     "convexagg ovo+ovr, entry 0.01, C4": (
@@ -183,6 +184,14 @@ METHODS = {
         )
         for c in ("temperature", "Dirichlet")
     },
+    # the left-to-calibrate check of the cheapest variant that improves the default's rank
+    **{
+        f"{ENTRY_ONLY} + {c} on its out-of-fold": (
+            CHECK,
+            _own_oof(c.lower(), ca(entry_weight_shrinkage=0.01)),
+        )
+        for c in ("temperature", "Dirichlet")
+    },
     "HistGradientBoosting": (NONLINEAR, hgb),
     "RandomForest": (NONLINEAR, rf),
     "default + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet")),
@@ -211,6 +220,9 @@ CHECKED = {
     ),
     ENTRY_SURVIVOR: tuple(
         f"{ENTRY_SURVIVOR} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
+    ENTRY_ONLY: tuple(
+        f"{ENTRY_ONLY} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
 }
 # "convexagg ovr" is both a linear peer of the table and one of the default's ablations.
