@@ -60,11 +60,17 @@ def main():
             LogisticRegression(), n_jobs=j
         ),
         "ConvexAggregation, cv='in_sample' (paper's protocol)": (
-            lambda j: ConvexAggregationClassifier(LogisticRegression(), cv="in_sample", n_jobs=j)
+            lambda j: ConvexAggregationClassifier(
+                LogisticRegression(), cv="in_sample", n_jobs=j, entry_weight_shrinkage=None
+            )
         ),
         "ConvexAggregation, cv='in_sample', interior_point (paper's preset)": (
             lambda j: ConvexAggregationClassifier(
-                LogisticRegression(), cv="in_sample", n_jobs=j, solver="interior_point"
+                LogisticRegression(),
+                cv="in_sample",
+                n_jobs=j,
+                solver="interior_point",
+                entry_weight_shrinkage=None,
             )
         ),
     }

@@ -96,17 +96,40 @@ def _holdout(seed):
     return StratifiedShuffleSplit(1, test_size=0.2, random_state=seed)
 
 
+# version 0.2's default model: one weight per binary classifier (the paper's). Every
+# convexagg setting here is built on it unless it names entry weights, so that the records
+# keep their meaning when the library's default changes (issue 21 switched it).
+SHARED_WEIGHTS = {"entry_weight_shrinkage": None}
+
+
 def ca(**params):
-    """A ``ConvexAggregationClassifier`` with logistic-regression binaries; a callable
-    ``cv`` is called with the split's seed."""
+    """A ``ConvexAggregationClassifier`` with logistic-regression binaries on version
+    0.2's default model -- shared weights, ``entry_weight_shrinkage=None`` -- unless
+    ``params`` say otherwise, so that each variant's records keep their meaning when the
+    library's default changes; a callable ``cv`` is called with the split's seed."""
 
     def make(seed):
         from convexagg import ConvexAggregationClassifier
 
         given = {k: v(seed) if callable(v) else v for k, v in params.items()}
+        given = {**SHARED_WEIGHTS, **given}
         return ConvexAggregationClassifier(base_lr(), random_state=seed, **given)
 
     return make
+
+
+def library_default(seed):
+    """``ConvexAggregationClassifier()`` as the library defines it (logistic-regression
+    binaries as everywhere here)."""
+    from convexagg import ConvexAggregationClassifier
+
+    return ConvexAggregationClassifier(base_lr(), random_state=seed)
+
+
+# version 0.2's default (one weight per binary classifier, the paper's model), kept beside
+# today's default (entry weights 0.01 since issue 21's switch): its records are the old
+# default's, renamed
+SHARED = "convexagg shared weights (0.2 default)"
 
 
 # -- issue 21's candidate defaults, prototyped here (no library change) ---------------------
@@ -273,6 +296,7 @@ class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
                     code=self.code,
                     alpha=a,
                     random_state=self.seed,
+                    **SHARED_WEIGHTS,
                 ).fit(X, y)
             self.model_ = model
         self.classes_ = self.model_.classes_
@@ -382,7 +406,8 @@ class FamilyC(ClassifierMixin, BaseEstimator):
             for col in code.T
         ]
         cls = _with_family(ConvexAggregationClassifier, 1.0, self.ovr_extra)
-        self.model_ = cls(learners, code="ovo+ovr", random_state=self.seed).fit(X, y)
+        self.model_ = cls(learners, code="ovo+ovr", random_state=self.seed, **SHARED_WEIGHTS)
+        self.model_.fit(X, y)
         self.classes_ = self.model_.classes_
         return self
 
@@ -413,7 +438,7 @@ def ovr_penalty(ovr_extra, **params):
             code="ovo+ovr",
             column_penalty={"ovr": ovr_extra},
             random_state=seed,
-            **params,
+            **{**SHARED_WEIGHTS, **params},
         )
 
     return make
@@ -503,10 +528,14 @@ def nonlinear(kind, cv):
 
         if kind == "svc":  # margins: decision_function, a margin loss
             return ConvexAggregationClassifier(
-                SVC(), code="ovo", loss="logistic", cv=cv, random_state=seed
+                SVC(), code="ovo", loss="logistic", cv=cv, random_state=seed, **SHARED_WEIGHTS
             )
         return ConvexAggregationClassifier(
-            HistGradientBoostingClassifier(max_iter=100), code="ovr", cv=cv, random_state=seed
+            HistGradientBoostingClassifier(max_iter=100),
+            code="ovr",
+            cv=cv,
+            random_state=seed,
+            **SHARED_WEIGHTS,
         )
 
     return make
@@ -514,7 +543,8 @@ def nonlinear(kind, cv):
 
 # name -> (family, factory(seed) -> estimator)
 METHODS = {
-    "convexagg (default)": (LINEAR, ca()),
+    "convexagg (default)": (LINEAR, library_default),
+    SHARED: (LINEAR, ca()),
     "convexagg cv=None (paper)": (LINEAR, ca(cv="in_sample")),
     "convexagg cv=5 ensemble": (LINEAR, ca(cv=FOLDS, ensemble=True)),
     "convexagg cv=5 refit": (LINEAR, ca(cv=FOLDS, ensemble=False)),
@@ -556,8 +586,6 @@ METHODS = {
     **{f"convexagg {n}": (LINEAR, make) for n, make in {**CANDIDATES_5, **CHECK_5}.items()},
     **{f"convexagg {n}": (LINEAR, make) for n, make in CANDIDATES_6.items()},
     "convexagg ovo+ovr": (LINEAR, ca(code="ovo+ovr")),
-    # the Kull suite's cheapest improvement on the default (4.48 -> 4.04), checked on these ten
-    "convexagg entry weights 0.01": (LINEAR, ca(entry_weight_shrinkage=0.01)),
     # candidate (d) alone on the previous round's Kull-best (the name as in _kull_suite.py)
     "convexagg ovo+ovr, C4 and alpha cross-validated, cheap": (
         LINEAR,
