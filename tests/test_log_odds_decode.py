@@ -239,3 +239,25 @@ def test_log_odds_losses_within_one_ulp_of_the_cap(dtype):
     want = np.stack([np.logaddexp(0.0, -zc), np.logaddexp(0.0, zc)])
     assert np.all(out <= cap)
     np.testing.assert_allclose(out[:, 0], want, rtol=0, atol=np.spacing(cap))
+
+
+
+def test_linear_log_odds_negated_blocks_are_the_blocks():
+    """The blocks the decoder has written into its buffer (a row stride of its own)
+    are ``-Z[start:stop].T`` bit for bit: the decode is that of the blocks."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        500, 12, n_informative=8, n_classes=6, n_clusters_per_class=1, random_state=0
+    )
+    estimators = fit_binaries(
+        make_pipeline(StandardScaler(), LogisticRegression()), X, y, make_code("ovo", 6)
+    )
+    Z = predict_log_odds(estimators, X)
+    buffer = np.empty((Z.shape[1], X.shape[0] + 3))
+    for start, stop in [(0, 100), (100, 137), (137, 138), (0, X.shape[0])]:
+        out = buffer[:, : stop - start]
+        assert Z.negated_block_into(start, stop, out) is out
+        np.testing.assert_array_equal(out, -Z[start:stop].T)
+        whole = np.asarray(Z)[start:stop]
+        np.testing.assert_allclose(Z[start:stop], whole, rtol=0, atol=1e-14 * np.abs(whole).max())

@@ -243,10 +243,22 @@ def output_discrepancies(
     if cross_entropy:
         bounds = _Bounds((M, step), work_dtype, log_odds)
         work = np.empty((M, step), work_dtype) if narrowing else None
+    # log-odds computed block by block (binary.LinearLogOdds) are written negated
+    # into the buffer, where the losses want them: no copy and no negation of
+    # their own (float32: through float64 scratch, rounded as the copy of Z is)
+    write = getattr(Q, "negated_block_into", None) if log_odds else None
+    if write is not None and dtype != np.float64:
+        scratch = np.empty((M, step))
     for start in range(0, n, step):
         c = min(step, n - start)
-        qT, losses = Q[start : start + c].T, buf[:, :, :c]
-        if log_odds:
+        qT, losses = Q[start : start + c].T if write is None else None, buf[:, :, :c]
+        if write is not None and dtype == np.float64:
+            write(start, start + c, losses[1])
+            _losses_from_negated_log_odds(losses, bounds.cut(c))
+        elif write is not None:
+            losses[1] = write(start, start + c, scratch[:, :c])
+            _losses_from_negated_log_odds(losses, bounds.cut(c))
+        elif log_odds:
             _losses_from_log_odds(qT, losses, bounds.cut(c))
         elif cross_entropy:
             _log_sides(qT, losses, bounds.cut(c), None if work is None else work[:, :c])
@@ -401,19 +413,34 @@ def _losses_from_log_odds(zT, out, bounds):
     :func:`_log_sides`, so that the losses are at most ``C``, the cap of the
     losses of ``expit(z)``. Then ``-log q = log1p(exp(-z))`` (``exp`` at most
     ``exp(C)``: no overflow) and ``-log(1 - q) = -log q + z``: one ``exp`` and one
-    ``log1p`` per output, six passes over the chunk (seven in float32, whose clip
-    takes two) where taking both losses from ``log1p(exp(-|z|))`` took ten or
-    eleven (``predict_proba`` of 2,000 letter rows through 325 binaries: 3.25 ->
-    2.77 ms best, old and new code in processes in turn, one thread). Each loss
+    ``log1p`` per output, five passes over the chunk (six in float32, whose clip
+    takes two; the first pass negates ``z``) where taking both losses from
+    ``log1p(exp(-|z|))`` took ten or eleven (``predict_proba`` of 2,000 letter
+    rows through 325 binaries: 3.25 -> 2.77 ms best, old and new code in
+    processes in turn, one thread). Each loss
     is within one unit in the last place of ``C`` (absolute; tested against
     ``numpy.logaddexp``), where the losses of ``expit(z)`` lose all
     precision on the side whose probability rounds to 1 (``z`` beyond about 20
     in float64).
     """
-    z = out[1]
-    z[...] = zT  # contiguous rows when the log-odds are Fortran-ordered
-    bounds.clip(z)
-    np.negative(z, out=out[0])
-    np.exp(out[0], out=out[0])
+    if zT.dtype == out.dtype:
+        np.negative(zT, out=out[1])  # contiguous rows when the log-odds are Fortran-ordered
+    else:  # a negation that casts took 9 us on 325 x 100, a cast then a negation 7 us
+        out[1] = zT
+        np.negative(out[1], out=out[1])
+    return _losses_from_negated_log_odds(out, bounds)
+
+
+def _losses_from_negated_log_odds(out, bounds):
+    """:func:`_losses_from_log_odds` with ``out[1]`` holding ``-z`` already
+    (:meth:`convexagg.binary.LinearLogOdds.negated_block_into` writes it there).
+
+    The same arithmetic, bit for bit: the clip is symmetric (``clip(-z) =
+    -clip(z)``), ``exp`` takes ``-z`` clipped as before, and ``-log q - (-z)``
+    is ``-log q + z``.
+    """
+    u = out[1]
+    bounds.clip(u)
+    np.exp(u, out=out[0])
     np.log1p(out[0], out=out[0])
-    return np.add(out[0], z, out=out[1])
+    return np.subtract(out[0], u, out=out[1])
