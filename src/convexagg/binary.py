@@ -42,6 +42,7 @@ import copy
 import itertools
 import operator
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -398,9 +399,21 @@ def _mean(scaler):
     return scaler.mean_ if scaler is not None and scaler.with_mean else None
 
 
+class _Stack(NamedTuple):
+    """The stacked linear binaries of :func:`_stacked_linear`."""
+
+    W: np.ndarray  # (d, m)
+    b: np.ndarray  # (m,)
+    center: np.ndarray | None  # (d,)
+    A: np.ndarray  # (m, d + 1), [W; b].T Fortran-ordered: LinearLogOdds's coefficients
+    size: float  # the largest row sum of |A|: |z| <= size * max |x1|
+
+
 def _stacked_linear(parts):
-    """``(W, b, center)`` with ``(x - center) @ W + b`` the decision functions of the
-    linear binaries of ``parts`` (:func:`_linear_parts`), scalers folded in.
+    """``_Stack(W, b, center, A, size)`` with ``(x - center) @ W + b`` the decision
+    functions of the linear binaries of ``parts`` (:func:`_linear_parts`), scalers
+    folded in (``A`` and ``size``: what :func:`predict_log_odds` needs of them,
+    computed once per stack: 14 us a call for 325 binaries).
 
     ``((x - m) / s) @ c + b = (x - center) @ (c / s) + b + ((center - m) / s) @ c``;
     ``center``, the mean of the scalers' means, keeps ``center - m`` small, so
@@ -419,7 +432,8 @@ def _stacked_linear(parts):
     if center is not None:
         shift = np.array([-center if mean is None else mean - center for mean in means])
         b -= np.einsum("md,md->m", shift, coef)
-    return coef.T, b, center
+    A = np.vstack([coef.T, b]).T  # (m, d + 1), the intercepts last; Fortran-ordered
+    return _Stack(coef.T, b, center, A, float(np.abs(A).sum(axis=1).max()))
 
 
 # the last stacks built, (a _StackKey, its result), the latest first: a model
@@ -508,7 +522,7 @@ def _predict_linear(estimators, parts, X, output, indices, stack=None):
     ``stack``: their :func:`_stacked_linear`, when known."""
     checker = parts[0][0] or estimators[0]
     X = validate_data(checker, X, accept_sparse="csr", reset=False)
-    W, b, center = _stacked_linear(parts) if stack is None else stack
+    W, b, center = (_stacked_linear(parts) if stack is None else stack)[:3]
     if center is not None:
         X = X - center
     values = np.asarray(safe_sparse_dot(X, W, dense_output=True), dtype=np.float64)
@@ -634,14 +648,12 @@ def predict_log_odds(estimators, X, check_input=True):
     parts, linear, stack = _linear_stack(estimators, "proba")
     if len(linear) != len(estimators):
         return None
-    W, b, center = stack
+    W, b, center, A, size = stack
     if issparse(X) and center is not None:
         return None
     checker = parts[0][0] or estimators[0]
     if check_input:
         X = validate_data(checker, X, accept_sparse="csr", reset=False)
-    A = np.vstack([W, b]).T  # (M, d + 1), the intercepts last
-    size = np.abs(A).sum(axis=1).max()
     if issparse(X):
         if not size * abs(X).max() < _SAFE_BOUND:  # False for NaN too
             return None

@@ -224,18 +224,17 @@ def output_discrepancies(
         The discrepancies.
     """
     dtype = np.dtype(dtype)
-    W = side_weights(code, w)
     n, M = Q.shape
     cross_entropy = loss == "cross_entropy"
     if log_odds and not cross_entropy:
         raise ValueError(f"log_odds=True needs loss='cross_entropy', got loss={loss!r}.")
     # the logs of the cross-entropy carry its sign; the losses of the log-odds do not
-    product = _transposed_product(-W if cross_entropy and not log_odds else W, dtype)
+    product, K = _transposed_product(code, w, cross_entropy and not log_odds, dtype)
     # one chunk width whatever n, each product on the whole buffer: BLAS sums in
     # an order that depends on the width, and the first rows of a request then
     # decode to the bit as they do alone
     step = max(1, _CHUNK_BYTES // (2 * M * dtype.itemsize))
-    rhoT = np.empty((W.shape[1], n), dtype=dtype)
+    rhoT = np.empty((K, n), dtype=dtype)
     buf = np.zeros((2, M, step), dtype=dtype)
     # float64 outputs decoded in float32 are clipped and complemented in float64
     narrowing = dtype == np.float32 and Q.dtype != np.float32 and not log_odds
@@ -303,24 +302,37 @@ def softmax_classes(rhoT):
     return np.ascontiguousarray(rhoT.T)
 
 
-# the last products built, (W, dtype, product), the latest first: decoders predicting
-# batch after batch reuse theirs (rebuilding one cost 0.17 ms of a 1.8 ms decode,
-# benchmarks/profile_decode.py); a few, so that models predicting in turn (the
-# benchmark's four decoders) do not evict each other
+# the last products built, (code, w, negated, dtype, (product, K)), the latest first:
+# decoders predicting batch after batch reuse theirs (rebuilding one cost 0.17 ms of a
+# 1.8 ms decode, benchmarks/profile_decode.py; comparing code and w, not the side
+# weights built from them, spares 0.02 ms of building those); a few, so that models
+# predicting in turn (the benchmark's four decoders) do not evict each other
 _last_products = ()
 _KEPT_PRODUCTS = 4
 
 
-def _transposed_product(W, dtype):
-    """``L.T -> W.T @ L.T`` for transposed losses, sparse when ``W`` is sparse enough."""
+def _transposed_product(code, w, negated, dtype):
+    """``(L.T -> W.T @ L.T, K)`` for transposed losses, ``W`` the :func:`side_weights`
+    of ``code`` and ``w`` (negated when ``negated``), sparse when sparse enough."""
     global _last_products
+    code, w = np.asarray(code), np.asarray(w, dtype=np.float64)
     kept = _last_products  # one read: another thread may replace it meanwhile
-    for entry in kept:
-        if entry[1] == dtype and entry[0].shape == W.shape and np.array_equal(entry[0], W):
-            return entry[2]
-    product = _build_product(W, dtype)
-    _last_products = ((W.copy(), dtype, product),) + kept[: _KEPT_PRODUCTS - 1]
-    return product
+    for c, v, neg, dt, found in kept:
+        if (
+            neg == negated
+            and dt == dtype
+            and c.shape == code.shape
+            and v.shape == w.shape
+            and np.array_equal(v, w)
+            and np.array_equal(c, code)
+        ):
+            return found
+    W = side_weights(code, w)
+    found = _build_product(-W if negated else W, dtype), W.shape[1]
+    _last_products = ((code.copy(), w.copy(), negated, dtype, found),) + kept[
+        : _KEPT_PRODUCTS - 1
+    ]
+    return found
 
 
 def _build_product(W, dtype):
