@@ -223,6 +223,41 @@ def test_estimator_sees_its_binaries_refitted(wide_iris):
     np.testing.assert_allclose(clf.predict_proba(X), general(), rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.parametrize("n_features", [4, 1])
+def test_estimator_sees_fitted_attributes_replaced(wide_iris, n_features):
+    """Each fitted attribute the stack reads, replaced by another value (an array of
+    one element too, whose comparison has a truth value), or a scaler's parameter
+    changed, is seen: the next prediction is that of the binaries as they are."""
+    X, y = wide_iris
+    X = X[:, :n_features]
+    clf = ConvexAggregationClassifier(
+        make_pipeline(StandardScaler(), LogisticRegression()), cv="in_sample"
+    ).fit(X, y)
+    binaries = clf.estimators_[0]
+    scaler, model = binaries[1].steps[0][1], binaries[1].steps[1][1]
+
+    def general():
+        return clf.decoder_.predict_proba(
+            np.column_stack([est.predict_proba(X)[:, 1] for est in binaries])
+        )
+
+    changes = [
+        lambda: setattr(model, "coef_", model.coef_ * 1.5),
+        lambda: setattr(model, "intercept_", model.intercept_ + 0.5),
+        lambda: setattr(scaler, "scale_", scaler.scale_ * 2.0),
+        lambda: setattr(scaler, "mean_", scaler.mean_ + 0.5 * scaler.scale_),
+        lambda: scaler.set_params(with_mean=False),
+        lambda: binaries[2].steps.__setitem__(1, ("logisticregression", model)),
+    ]
+    before = clf.predict_proba(X)
+    for change in changes:
+        change()
+        after = clf.predict_proba(X)
+        assert np.abs(after - before).max() > 1e-6
+        np.testing.assert_allclose(after, general(), rtol=1e-6, atol=1e-12)
+        before = after
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_log_odds_losses_within_one_ulp_of_the_cap(dtype):
     """Each loss of a log-odds (``-log q = log1p(exp(-z))`` and ``-log q + z``) against
@@ -239,7 +274,6 @@ def test_log_odds_losses_within_one_ulp_of_the_cap(dtype):
     want = np.stack([np.logaddexp(0.0, -zc), np.logaddexp(0.0, zc)])
     assert np.all(out <= cap)
     np.testing.assert_allclose(out[:, 0], want, rtol=0, atol=np.spacing(cap))
-
 
 
 def test_linear_log_odds_negated_blocks_are_the_blocks():

@@ -329,9 +329,7 @@ def _transposed_product(code, w, negated, dtype):
             return found
     W = side_weights(code, w)
     found = _build_product(-W if negated else W, dtype), W.shape[1]
-    _last_products = ((code.copy(), w.copy(), negated, dtype, found),) + kept[
-        : _KEPT_PRODUCTS - 1
-    ]
+    _last_products = ((code.copy(), w.copy(), negated, dtype, found),) + kept[: _KEPT_PRODUCTS - 1]
     return found
 
 
