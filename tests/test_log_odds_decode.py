@@ -223,6 +223,27 @@ def test_estimator_sees_its_binaries_refitted(wide_iris):
     np.testing.assert_allclose(clf.predict_proba(X), general(), rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_linear_log_odds_decode_is_the_decode_of_its_blocks(dtype):
+    """A LinearLogOdds decoded block by block (written into the decoder's buffer,
+    the last block narrower) is the decode of the same blocks as an array, bit for
+    bit (one-vs-one on 16 classes: the sparse product, column by column)."""
+    dec, code = _fitted("ovo", 16, dtype)
+    M = code.shape[1]
+    rng = np.random.default_rng(5)
+    X1 = np.hstack([rng.normal(0, 2.0, (700, 4)), np.ones((700, 1))])
+    A = rng.normal(0, 3.0, (M, 5))
+    A[:3] *= 20.0  # some log-odds beyond the cap
+    Z = LinearLogOdds(X1, A)
+    from convexagg.aggregation.discrepancy import _CHUNK_BYTES
+
+    step = _CHUNK_BYTES // (M * 8)  # the decode's blocks of float64 log-odds
+    assert step < 700 and 700 % step
+    blocks = np.vstack([Z[start : start + step] for start in range(0, 700, step)])
+    for method in ("predict_proba_from_log_odds", "predict_log_proba_from_log_odds"):
+        np.testing.assert_array_equal(getattr(dec, method)(Z), getattr(dec, method)(blocks))
+
+
 @pytest.mark.parametrize("n_features", [4, 1])
 def test_estimator_sees_fitted_attributes_replaced(wide_iris, n_features):
     """Each fitted attribute the stack reads, replaced by another value (an array of

@@ -216,7 +216,8 @@ def output_discrepancies(
         NaN-free, ``+-inf`` allowed), cross-entropy only: the losses are taken
         from ``z`` directly (:func:`_losses_from_log_odds`), clipped as those
         of ``expit(z)`` are. A Fortran-ordered ``Q`` is read without a
-        transposed copy.
+        transposed copy; a :class:`~convexagg.binary.LinearLogOdds` writes its
+        blocks where the losses are taken (:func:`_rho_of_log_odds_blocks`).
 
     Returns
     -------
@@ -230,47 +231,12 @@ def output_discrepancies(
         raise ValueError(f"log_odds=True needs loss='cross_entropy', got loss={loss!r}.")
     # the logs of the cross-entropy carry its sign; the losses of the log-odds do not
     product, K = _transposed_product(code, w, cross_entropy and not log_odds, dtype)
-    # log-odds computed block by block (binary.LinearLogOdds) are written negated
-    # into the buffer, where the losses want them: no copy and no negation of
-    # their own (float32: through float64 scratch, rounded as the copy of Z is)
+    # log-odds computed block by block (binary.LinearLogOdds) write themselves
     write = getattr(Q, "negated_block_into", None) if log_odds else None
-    # one chunk width whatever n, each product on the whole buffer: BLAS sums in
-    # an order that depends on the width, and the first rows of a request then
-    # decode to the bit as they do alone
-    step = max(1, _CHUNK_BYTES // (2 * M * dtype.itemsize))
     if write is not None:
-        # blocks of log-odds of 256 KB in float64 (100 letter rows): a float64
-        # decode of letter end to end took 3.25 ms against 3.42 ms in blocks of
-        # 50 rows (the losses' 256 KB); 125 rows or more took 3.7 ms; float32 decodes
-        # took the same from 88 to 176 rows (CPU time, best of 300, in turn)
-        step = max(1, _CHUNK_BYTES // (M * 8))
-    rhoT = np.empty((K, n), dtype=dtype)
-    buf = np.zeros((2, M, step), dtype=dtype)
-    # float64 outputs decoded in float32 are clipped and complemented in float64
-    narrowing = dtype == np.float32 and Q.dtype != np.float32 and not log_odds
-    work_dtype = np.float64 if narrowing else dtype
-    if cross_entropy:
-        bounds = _Bounds((M, step), work_dtype, log_odds)
-        work = np.empty((M, step), work_dtype) if narrowing else None
-    if write is not None and dtype != np.float64:
-        scratch = np.empty((M, step))
-    for start in range(0, n, step):
-        c = min(step, n - start)
-        qT, losses = Q[start : start + c].T if write is None else None, buf[:, :, :c]
-        if write is not None and dtype == np.float64:
-            write(start, start + c, losses[1])
-            _losses_from_negated_log_odds(losses, bounds.cut(c))
-        elif write is not None:
-            losses[1] = write(start, start + c, scratch[:, :c])
-            _losses_from_negated_log_odds(losses, bounds.cut(c))
-        elif log_odds:
-            _losses_from_log_odds(qT, losses, bounds.cut(c))
-        elif cross_entropy:
-            _log_sides(qT, losses, bounds.cut(c), None if work is None else work[:, :c])
-        else:
-            L_pos, L_neg = binary_losses(qT.T, loss, output)
-            losses[0], losses[1] = L_pos.T, L_neg.T
-        rhoT[:, start : start + c] = product(buf.reshape(2 * M, step))[:, :c]
+        rhoT = _rho_of_log_odds_blocks(write, n, M, product, K, dtype)
+    else:
+        rhoT = _rho_of_chunks(Q, M, product, K, dtype, cross_entropy, loss, output, log_odds)
     if transposed:
         rhoT = rhoT.astype(np.float64, copy=False)
         if intercept is not None:
@@ -280,6 +246,75 @@ def output_discrepancies(
     if intercept is not None:
         rho += intercept
     return rho
+
+
+def _rho_of_chunks(Q, M, product, K, dtype, cross_entropy, loss, output, log_odds):
+    """The loop of :func:`output_discrepancies` over row chunks of an array ``Q``:
+    ``rho.T`` (``K x n``) in ``dtype``."""
+    n = Q.shape[0]
+    # one chunk width whatever n, each product on the whole buffer: BLAS sums in
+    # an order that depends on the width, and the first rows of a request then
+    # decode to the bit as they do alone
+    step = max(1, _CHUNK_BYTES // (2 * M * dtype.itemsize))
+    rhoT = np.empty((K, n), dtype=dtype)
+    buf = np.zeros((2, M, step), dtype=dtype)
+    # float64 outputs decoded in float32 are clipped and complemented in float64
+    narrowing = dtype == np.float32 and Q.dtype != np.float32 and not log_odds
+    work_dtype = np.float64 if narrowing else dtype
+    if cross_entropy:
+        bounds = _Bounds((M, step), work_dtype, log_odds)
+        work = np.empty((M, step), work_dtype) if narrowing else None
+    for start in range(0, n, step):
+        c = min(step, n - start)
+        qT, losses = Q[start : start + c].T, buf[:, :, :c]
+        if log_odds:
+            _losses_from_log_odds(qT, losses, bounds.cut(c))
+        elif cross_entropy:
+            _log_sides(qT, losses, bounds.cut(c), None if work is None else work[:, :c])
+        else:
+            L_pos, L_neg = binary_losses(qT.T, loss, output)
+            losses[0], losses[1] = L_pos.T, L_neg.T
+        rhoT[:, start : start + c] = product(buf.reshape(2 * M, step))[:, :c]
+    return rhoT
+
+
+def _rho_of_log_odds_blocks(write, n, M, product, K, dtype):
+    """``rho.T`` (``K x n``) in ``dtype`` of ``n`` rows of log-odds that
+    ``write(start, stop, out)`` writes, negated and transposed, block by block
+    (:meth:`convexagg.binary.LinearLogOdds.negated_block_into`).
+
+    The blocks go straight into the losses' buffer, where
+    :func:`_losses_from_negated_log_odds` wants them (float32: through float64
+    scratch, rounded as a copy of ``Z`` is): no block of ``Z`` allocated, copied
+    or negated. Blocks of 256 KB of float64 log-odds (100 letter rows): a float64
+    decode of letter end to end took 3.25 ms against 3.42 ms in blocks of 50
+    rows (the losses' 256 KB), 125 rows or more 3.7 ms; float32 decodes took the
+    same from 88 to 176 rows (CPU time, best of 300, in turn, one core). The
+    views of a full block are made once: letter's ``rho`` took 1.69 to 1.71 ms
+    against 1.72 to 1.79 ms slicing them per block (float32; float64: 2.41 to
+    2.48 against 2.50 to 2.55 ms; CPU time, best of 400, three processes each,
+    in turn).
+    """
+    step = max(1, _CHUNK_BYTES // (M * 8))
+    rhoT = np.empty((K, n), dtype=dtype)
+    buf = np.zeros((2, M, step), dtype=dtype)
+    flat = buf.reshape(2 * M, step)
+    bounds = _Bounds((M, step), dtype, log_odds=True)
+    scratch = None if dtype == np.float64 else np.empty((M, step))
+    for start in range(0, n, step):
+        c = min(step, n - start)
+        if c < step:  # the last block, narrower: views of its width
+            loss, u, cut = buf[0, :, :c], buf[1, :, :c], bounds.cut(c)
+            block = None if scratch is None else scratch[:, :c]
+        else:
+            loss, u, cut, block = buf[0], buf[1], bounds, scratch
+        if block is None:
+            write(start, start + c, u)
+        else:
+            u[...] = write(start, start + c, block)
+        _losses_from_negated_log_odds(loss, u, cut)
+        rhoT[:, start : start + c] = product(flat)[:, :c]
+    return rhoT
 
 
 def softmax_classes(rhoT):
@@ -444,19 +479,20 @@ def _losses_from_log_odds(zT, out, bounds):
     else:  # a negation that casts took 9 us on 325 x 100, a cast then a negation 7 us
         out[1] = zT
         np.negative(out[1], out=out[1])
-    return _losses_from_negated_log_odds(out, bounds)
+    _losses_from_negated_log_odds(out[0], out[1], bounds)
+    return out
 
 
-def _losses_from_negated_log_odds(out, bounds):
-    """:func:`_losses_from_log_odds` with ``out[1]`` holding ``-z`` already
-    (:meth:`convexagg.binary.LinearLogOdds.negated_block_into` writes it there).
+def _losses_from_negated_log_odds(loss, u, bounds):
+    """:func:`_losses_from_log_odds` into ``loss`` (``-log q``) and ``u`` (``-log(1 - q)``),
+    ``u`` holding ``-z`` on entry (:meth:`convexagg.binary.LinearLogOdds.negated_block_into`
+    writes it there).
 
     The same arithmetic, bit for bit: the clip is symmetric (``clip(-z) =
     -clip(z)``), ``exp`` takes ``-z`` clipped as before, and ``-log q - (-z)``
     is ``-log q + z``.
     """
-    u = out[1]
     bounds.clip(u)
-    np.exp(u, out=out[0])
-    np.log1p(out[0], out=out[0])
-    return np.subtract(out[0], u, out=out[1])
+    np.exp(u, out=loss)
+    np.log1p(loss, out=loss)
+    np.subtract(loss, u, out=u)
