@@ -223,6 +223,62 @@ def test_estimator_sees_its_binaries_refitted(wide_iris):
     np.testing.assert_allclose(clf.predict_proba(X), general(), rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_linear_log_odds_decode_is_the_decode_of_its_blocks(dtype):
+    """A LinearLogOdds decoded block by block (written into the decoder's buffer,
+    the last block narrower) is the decode of the same blocks as an array, bit for
+    bit (one-vs-one on 16 classes: the sparse product, column by column)."""
+    dec, code = _fitted("ovo", 16, dtype)
+    M = code.shape[1]
+    rng = np.random.default_rng(5)
+    X1 = np.hstack([rng.normal(0, 2.0, (700, 4)), np.ones((700, 1))])
+    A = rng.normal(0, 3.0, (M, 5))
+    A[:3] *= 20.0  # some log-odds beyond the cap
+    Z = LinearLogOdds(X1, A)
+    from convexagg.aggregation.discrepancy import _CHUNK_BYTES
+
+    step = _CHUNK_BYTES // (M * 8)  # the decode's blocks of float64 log-odds
+    assert step < 700 and 700 % step
+    blocks = np.vstack([Z[start : start + step] for start in range(0, 700, step)])
+    for method in ("predict_proba_from_log_odds", "predict_log_proba_from_log_odds"):
+        np.testing.assert_array_equal(getattr(dec, method)(Z), getattr(dec, method)(blocks))
+
+
+@pytest.mark.parametrize("n_features", [4, 1])
+def test_estimator_sees_fitted_attributes_replaced(wide_iris, n_features):
+    """Each fitted attribute the stack reads, replaced by another value (an array of
+    one element too, whose comparison has a truth value), or a scaler's parameter
+    changed, is seen: the next prediction is that of the binaries as they are."""
+    X, y = wide_iris
+    X = X[:, :n_features]
+    clf = ConvexAggregationClassifier(
+        make_pipeline(StandardScaler(), LogisticRegression()), cv="in_sample"
+    ).fit(X, y)
+    binaries = clf.estimators_[0]
+    scaler, model = binaries[1].steps[0][1], binaries[1].steps[1][1]
+
+    def general():
+        return clf.decoder_.predict_proba(
+            np.column_stack([est.predict_proba(X)[:, 1] for est in binaries])
+        )
+
+    changes = [
+        lambda: setattr(model, "coef_", model.coef_ * 1.5),
+        lambda: setattr(model, "intercept_", model.intercept_ + 0.5),
+        lambda: setattr(scaler, "scale_", scaler.scale_ * 2.0),
+        lambda: setattr(scaler, "mean_", scaler.mean_ + 0.5 * scaler.scale_),
+        lambda: scaler.set_params(with_mean=False),
+        lambda: binaries[2].steps.__setitem__(1, ("logisticregression", model)),
+    ]
+    before = clf.predict_proba(X)
+    for change in changes:
+        change()
+        after = clf.predict_proba(X)
+        assert np.abs(after - before).max() > 1e-6
+        np.testing.assert_allclose(after, general(), rtol=1e-6, atol=1e-12)
+        before = after
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_log_odds_losses_within_one_ulp_of_the_cap(dtype):
     """Each loss of a log-odds (``-log q = log1p(exp(-z))`` and ``-log q + z``) against
@@ -239,3 +295,24 @@ def test_log_odds_losses_within_one_ulp_of_the_cap(dtype):
     want = np.stack([np.logaddexp(0.0, -zc), np.logaddexp(0.0, zc)])
     assert np.all(out <= cap)
     np.testing.assert_allclose(out[:, 0], want, rtol=0, atol=np.spacing(cap))
+
+
+def test_linear_log_odds_negated_blocks_are_the_blocks():
+    """The blocks the decoder has written into its buffer (a row stride of its own)
+    are ``-Z[start:stop].T`` bit for bit: the decode is that of the blocks."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        500, 12, n_informative=8, n_classes=6, n_clusters_per_class=1, random_state=0
+    )
+    estimators = fit_binaries(
+        make_pipeline(StandardScaler(), LogisticRegression()), X, y, make_code("ovo", 6)
+    )
+    Z = predict_log_odds(estimators, X)
+    buffer = np.empty((Z.shape[1], X.shape[0] + 3))
+    for start, stop in [(0, 100), (100, 137), (137, 138), (0, X.shape[0])]:
+        out = buffer[:, : stop - start]
+        assert Z.negated_block_into(start, stop, out) is out
+        np.testing.assert_array_equal(out, -Z[start:stop].T)
+        whole = np.asarray(Z)[start:stop]
+        np.testing.assert_allclose(Z[start:stop], whole, rtol=0, atol=1e-14 * np.abs(whole).max())

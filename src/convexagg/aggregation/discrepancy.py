@@ -216,7 +216,8 @@ def output_discrepancies(
         NaN-free, ``+-inf`` allowed), cross-entropy only: the losses are taken
         from ``z`` directly (:func:`_losses_from_log_odds`), clipped as those
         of ``expit(z)`` are. A Fortran-ordered ``Q`` is read without a
-        transposed copy.
+        transposed copy; a :class:`~convexagg.binary.LinearLogOdds` writes its
+        blocks where the losses are taken (:func:`_rho_of_log_odds_blocks`).
 
     Returns
     -------
@@ -224,18 +225,38 @@ def output_discrepancies(
         The discrepancies.
     """
     dtype = np.dtype(dtype)
-    W = side_weights(code, w)
     n, M = Q.shape
     cross_entropy = loss == "cross_entropy"
     if log_odds and not cross_entropy:
         raise ValueError(f"log_odds=True needs loss='cross_entropy', got loss={loss!r}.")
     # the logs of the cross-entropy carry its sign; the losses of the log-odds do not
-    product = _transposed_product(-W if cross_entropy and not log_odds else W, dtype)
+    product, K = _transposed_product(code, w, cross_entropy and not log_odds, dtype)
+    # log-odds computed block by block (binary.LinearLogOdds) write themselves
+    write = getattr(Q, "negated_block_into", None) if log_odds else None
+    if write is not None:
+        rhoT = _rho_of_log_odds_blocks(write, n, M, product, K, dtype)
+    else:
+        rhoT = _rho_of_chunks(Q, M, product, K, dtype, cross_entropy, loss, output, log_odds)
+    if transposed:
+        rhoT = rhoT.astype(np.float64, copy=False)
+        if intercept is not None:
+            rhoT += np.asarray(intercept)[:, None]
+        return rhoT
+    rho = np.ascontiguousarray(rhoT.T, dtype=np.float64)
+    if intercept is not None:
+        rho += intercept
+    return rho
+
+
+def _rho_of_chunks(Q, M, product, K, dtype, cross_entropy, loss, output, log_odds):
+    """The loop of :func:`output_discrepancies` over row chunks of an array ``Q``:
+    ``rho.T`` (``K x n``) in ``dtype``."""
+    n = Q.shape[0]
     # one chunk width whatever n, each product on the whole buffer: BLAS sums in
     # an order that depends on the width, and the first rows of a request then
     # decode to the bit as they do alone
     step = max(1, _CHUNK_BYTES // (2 * M * dtype.itemsize))
-    rhoT = np.empty((W.shape[1], n), dtype=dtype)
+    rhoT = np.empty((K, n), dtype=dtype)
     buf = np.zeros((2, M, step), dtype=dtype)
     # float64 outputs decoded in float32 are clipped and complemented in float64
     narrowing = dtype == np.float32 and Q.dtype != np.float32 and not log_odds
@@ -254,15 +275,46 @@ def output_discrepancies(
             L_pos, L_neg = binary_losses(qT.T, loss, output)
             losses[0], losses[1] = L_pos.T, L_neg.T
         rhoT[:, start : start + c] = product(buf.reshape(2 * M, step))[:, :c]
-    if transposed:
-        rhoT = rhoT.astype(np.float64, copy=False)
-        if intercept is not None:
-            rhoT += np.asarray(intercept)[:, None]
-        return rhoT
-    rho = np.ascontiguousarray(rhoT.T, dtype=np.float64)
-    if intercept is not None:
-        rho += intercept
-    return rho
+    return rhoT
+
+
+def _rho_of_log_odds_blocks(write, n, M, product, K, dtype):
+    """``rho.T`` (``K x n``) in ``dtype`` of ``n`` rows of log-odds that
+    ``write(start, stop, out)`` writes, negated and transposed, block by block
+    (:meth:`convexagg.binary.LinearLogOdds.negated_block_into`).
+
+    The blocks go straight into the losses' buffer, where
+    :func:`_losses_from_negated_log_odds` wants them (float32: through float64
+    scratch, rounded as a copy of ``Z`` is): no block of ``Z`` allocated, copied
+    or negated. Blocks of 256 KB of float64 log-odds (100 letter rows): a float64
+    decode of letter end to end took 3.25 ms against 3.42 ms in blocks of 50
+    rows (the losses' 256 KB), 125 rows or more 3.7 ms; float32 decodes took the
+    same from 88 to 176 rows (CPU time, best of 300, in turn, one core). The
+    views of a full block are made once: letter's ``rho`` took 1.69 to 1.71 ms
+    against 1.72 to 1.79 ms slicing them per block (float32; float64: 2.41 to
+    2.48 against 2.50 to 2.55 ms; CPU time, best of 400, three processes each,
+    in turn).
+    """
+    step = max(1, _CHUNK_BYTES // (M * 8))
+    rhoT = np.empty((K, n), dtype=dtype)
+    buf = np.zeros((2, M, step), dtype=dtype)
+    flat = buf.reshape(2 * M, step)
+    bounds = _Bounds((M, step), dtype, log_odds=True)
+    scratch = None if dtype == np.float64 else np.empty((M, step))
+    for start in range(0, n, step):
+        c = min(step, n - start)
+        if c < step:  # the last block, narrower: views of its width
+            loss, u, cut = buf[0, :, :c], buf[1, :, :c], bounds.cut(c)
+            block = None if scratch is None else scratch[:, :c]
+        else:
+            loss, u, cut, block = buf[0], buf[1], bounds, scratch
+        if block is None:
+            write(start, start + c, u)
+        else:
+            u[...] = write(start, start + c, block)
+        _losses_from_negated_log_odds(loss, u, cut)
+        rhoT[:, start : start + c] = product(flat)[:, :c]
+    return rhoT
 
 
 def softmax_classes(rhoT):
@@ -291,24 +343,35 @@ def softmax_classes(rhoT):
     return np.ascontiguousarray(rhoT.T)
 
 
-# the last products built, (W, dtype, product), the latest first: decoders predicting
-# batch after batch reuse theirs (rebuilding one cost 0.17 ms of a 1.8 ms decode,
-# benchmarks/profile_decode.py); a few, so that models predicting in turn (the
-# benchmark's four decoders) do not evict each other
+# the last products built, (code, w, negated, dtype, (product, K)), the latest first:
+# decoders predicting batch after batch reuse theirs (rebuilding one cost 0.17 ms of a
+# 1.8 ms decode, benchmarks/profile_decode.py; comparing code and w, not the side
+# weights built from them, spares 0.02 ms of building those); a few, so that models
+# predicting in turn (the benchmark's four decoders) do not evict each other
 _last_products = ()
 _KEPT_PRODUCTS = 4
 
 
-def _transposed_product(W, dtype):
-    """``L.T -> W.T @ L.T`` for transposed losses, sparse when ``W`` is sparse enough."""
+def _transposed_product(code, w, negated, dtype):
+    """``(L.T -> W.T @ L.T, K)`` for transposed losses, ``W`` the :func:`side_weights`
+    of ``code`` and ``w`` (negated when ``negated``), sparse when sparse enough."""
     global _last_products
+    code, w = np.asarray(code), np.asarray(w, dtype=np.float64)
     kept = _last_products  # one read: another thread may replace it meanwhile
-    for entry in kept:
-        if entry[1] == dtype and entry[0].shape == W.shape and np.array_equal(entry[0], W):
-            return entry[2]
-    product = _build_product(W, dtype)
-    _last_products = ((W.copy(), dtype, product),) + kept[: _KEPT_PRODUCTS - 1]
-    return product
+    for c, v, neg, dt, found in kept:
+        if (
+            neg == negated
+            and dt == dtype
+            and c.shape == code.shape
+            and v.shape == w.shape
+            and np.array_equal(v, w)
+            and np.array_equal(c, code)
+        ):
+            return found
+    W = side_weights(code, w)
+    found = _build_product(-W if negated else W, dtype), W.shape[1]
+    _last_products = ((code.copy(), w.copy(), negated, dtype, found),) + kept[: _KEPT_PRODUCTS - 1]
+    return found
 
 
 def _build_product(W, dtype):
@@ -401,19 +464,35 @@ def _losses_from_log_odds(zT, out, bounds):
     :func:`_log_sides`, so that the losses are at most ``C``, the cap of the
     losses of ``expit(z)``. Then ``-log q = log1p(exp(-z))`` (``exp`` at most
     ``exp(C)``: no overflow) and ``-log(1 - q) = -log q + z``: one ``exp`` and one
-    ``log1p`` per output, six passes over the chunk (seven in float32, whose clip
-    takes two) where taking both losses from ``log1p(exp(-|z|))`` took ten or
-    eleven (``predict_proba`` of 2,000 letter rows through 325 binaries: 3.25 ->
-    2.77 ms best, old and new code in processes in turn, one thread). Each loss
+    ``log1p`` per output, five passes over the chunk (six in float32, whose clip
+    takes two; the first pass negates ``z``) where taking both losses from
+    ``log1p(exp(-|z|))`` took ten or eleven (``predict_proba`` of 2,000 letter
+    rows through 325 binaries: 3.25 -> 2.77 ms best, old and new code in
+    processes in turn, one thread). Each loss
     is within one unit in the last place of ``C`` (absolute; tested against
     ``numpy.logaddexp``), where the losses of ``expit(z)`` lose all
     precision on the side whose probability rounds to 1 (``z`` beyond about 20
     in float64).
     """
-    z = out[1]
-    z[...] = zT  # contiguous rows when the log-odds are Fortran-ordered
-    bounds.clip(z)
-    np.negative(z, out=out[0])
-    np.exp(out[0], out=out[0])
-    np.log1p(out[0], out=out[0])
-    return np.add(out[0], z, out=out[1])
+    if zT.dtype == out.dtype:
+        np.negative(zT, out=out[1])  # contiguous rows when the log-odds are Fortran-ordered
+    else:  # a negation that casts took 9 us on 325 x 100, a cast then a negation 7 us
+        out[1] = zT
+        np.negative(out[1], out=out[1])
+    _losses_from_negated_log_odds(out[0], out[1], bounds)
+    return out
+
+
+def _losses_from_negated_log_odds(loss, u, bounds):
+    """:func:`_losses_from_log_odds` into ``loss`` (``-log q``) and ``u`` (``-log(1 - q)``),
+    ``u`` holding ``-z`` on entry (:meth:`convexagg.binary.LinearLogOdds.negated_block_into`
+    writes it there).
+
+    The same arithmetic, bit for bit: the clip is symmetric (``clip(-z) =
+    -clip(z)``), ``exp`` takes ``-z`` clipped as before, and ``-log q - (-z)``
+    is ``-log q + z``.
+    """
+    bounds.clip(u)
+    np.exp(u, out=loss)
+    np.log1p(loss, out=loss)
+    np.subtract(loss, u, out=u)
