@@ -1112,13 +1112,19 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
 
     @classmethod
     def _complete_constraints(cls):
-        """The decoder's constraints for the parameters handed to it, taken from it."""
+        """The decoder's constraints for the parameters handed to it, taken from it, then
+        the ``_own_constraints`` of this class and its bases (a subclass's last), for the
+        parameters of its signature."""
         shared = _shared_decoder_parameters(cls)
+        names = set(cls._get_param_names())
         constraints = {
             k: v for k, v in CodeMatrixClassifier._parameter_constraints.items() if k != "decoder"
         }
         constraints.update({k: ConvexDecoder._parameter_constraints[k] for k in shared})
-        cls._parameter_constraints = {**constraints, **cls.__dict__.get("_own_constraints", {})}
+        for klass in reversed(cls.__mro__):
+            own = klass.__dict__.get("_own_constraints", {})
+            constraints.update({k: v for k, v in own.items() if k in names})
+        cls._parameter_constraints = constraints
 
     def _make_decoder(self, **overrides):
         params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
