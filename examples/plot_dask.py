@@ -33,9 +33,10 @@ from distributed import Client, LocalCluster
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
+from sklearn.base import clone
 from sklearn.preprocessing import StandardScaler
 
-from convexagg import ConvexAggregationClassifier, ConvexDecoder
+from convexagg import ConvexAggregationClassifier
 
 cluster = LocalCluster(
     processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
@@ -45,10 +46,13 @@ client = Client(cluster)
 # %%
 # Binaries trained on the workers
 # -------------------------------
+# ``cv="in_sample"``: the weights are fitted on the binaries' outputs on the
+# training rows, the outputs the out-of-core fit below sees (with the default
+# out-of-fold outputs, the two fits would see different outputs).
 X, y = load_digits(return_X_y=True)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 with joblib.parallel_config(backend="dask"):
-    clf = ConvexAggregationClassifier(binary, code="ovo").fit(X, y)
+    clf = ConvexAggregationClassifier(binary, code="ovo", cv="in_sample").fit(X, y)
 
 # %%
 # The aggregation fitted out of core
@@ -66,7 +70,8 @@ y_blocks = da.from_array(np.searchsorted(clf.classes_, y), chunks=300)
 Q = clf.predict_binary_proba(
     X_blocks
 ).persist()  # (n_samples, 45), in blocks of 300 rows
-decoder = ConvexDecoder().fit(Q, y_blocks, clf.code_matrix_)
+# the classifier's model and solver (its default: entry weights), unfitted
+decoder = clone(clf.decoder_).fit(Q, y_blocks, clf.code_matrix_)
 print(
     f"{Q.numblocks[0]} blocks, {decoder.n_iter_} iterations, "
     f"{decoder.n_passes_} passes"

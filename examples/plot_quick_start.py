@@ -13,8 +13,9 @@ convex aggregation of Park, Hwang & Choi (SDM 2014).
 # ---
 # :class:`~convexagg.ConvexAggregationClassifier` is a scikit-learn classifier:
 # ``fit`` trains one clone of the binary learner per column of the code matrix
-# (here 45 one-vs-one problems for the 10 digits) and then learns one
-# non-negative weight per binary classifier.
+# (here 45 one-vs-one problems for the 10 digits) and then learns
+# non-negative weights: one per binary classifier and, by default, one per
+# class it uses, shrunk toward the classifier's weight (``entry_weights_``).
 import matplotlib.pyplot as plt
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
@@ -62,6 +63,7 @@ plt.show()
 # ----------------------------
 # One weight per binary classifier, drawn under the code matrix: each column is
 # a binary problem (blue: its positive class, red: its negative class), and the
-# bar below it is how much that classifier counts in the class probabilities.
+# bar below it is how much that classifier counts in the class probabilities
+# (the weight its two entry weights, one per class, are shrunk toward).
 WeightsDisplay.from_estimator(clf)
 plt.show()

@@ -20,7 +20,9 @@ cross-validated log-loss.
 # :func:`~convexagg.regularization_path`) on the binary outputs its weights
 # were fitted on (here, with ``cv="in_sample"``, the binaries' outputs on the
 # training data); at the classifier's ``alpha`` the path is its ``weights_``.
-# The classifier itself is not changed.
+# The classifier itself is not changed. It is the paper's model, one weight per
+# binary classifier (``entry_weight_shrinkage=None``; the estimator's default
+# adds a weight per class and classifier, and its path draws the shared ones).
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_digits
@@ -42,7 +44,7 @@ X_train, X_test, y_train, y_test = train_test_split(
 )
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 clf = ConvexAggregationClassifier(
-    binary, code="ecoc", cv="in_sample", random_state=0
+    binary, code="ecoc", cv="in_sample", entry_weight_shrinkage=None, random_state=0
 )
 clf.fit(X_train, y_train)
 

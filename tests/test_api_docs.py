@@ -1,6 +1,7 @@
 """The API pages: every estimator documents every parameter of its ``__init__`` where the
 user reads it (not "as in" another class), and deprecated keywords leave the signature."""
 
+import ast
 import inspect
 import re
 
@@ -83,3 +84,48 @@ def test_fill_doc_puts_the_shared_text_at_the_placeholders_indentation():
 
     with pytest.raises(KeyError, match="alpah"):
         fill_doc(Typo)
+
+
+def test_fill_doc_description_only_under_the_classs_own_first_line():
+    """A class whose default differs writes its own ``name : type, default=...`` line and
+    takes the shared description under it (indented as the placeholder)."""
+
+    class Example:
+        """Summary.
+
+        Parameters
+        ----------
+        alpha : float, default=1.0
+            %(alpha.description)s
+            Here 1.0, as the signature says.
+        """
+
+    fill_doc(Example)
+    shared = PARAMETERS["alpha"].split("\n")
+    assert "alpha : float, default=1.0\n" in Example.__doc__
+    assert shared[0] not in Example.__doc__  # the shared first line is not repeated
+    assert f"\n            {shared[1].strip()}\n" in Example.__doc__
+    assert "%(" not in Example.__doc__
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_the_documented_defaults_are_the_signatures(name):
+    """``default=...`` on a parameter's line is the signature's default (a shared text
+    whose default differs in one class, such as ``entry_weight_shrinkage``, must not
+    show the other's)."""
+    cls = ESTIMATORS[name]
+    signature = public_signature(cls).parameters
+    checked = 0
+    for entry in ClassDoc(cls)["Parameters"]:
+        shown = re.search(r"default=(.*)$", entry.type)
+        if shown is None:
+            continue
+        try:
+            documented = ast.literal_eval(shown.group(1).strip())
+        except (ValueError, SyntaxError):  # an expression, not a value
+            continue
+        for parameter in (p.strip() for p in entry.name.split(",")):
+            if parameter in signature:
+                assert signature[parameter].default == documented, (name, parameter)
+                checked += 1
+    assert checked or all(p.default is inspect.Parameter.empty for p in signature.values())

@@ -17,6 +17,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_one
+from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,8 @@ def _manual_oof_log_loss(X, y, C, code, n_splits=3):
             target = code[y[rows], l] == 1
             model = LogisticRegression(C=C).fit(X[rows], target)
             Q[test, l] = model.predict_proba(X[test])[:, 1]
-    decoder = ConvexDecoder().fit(Q, y, code)
+    # the aggregation of the classifier's default model (entry weights)
+    decoder = ConvexDecoder(entry_weight_shrinkage=DEFAULT_ENTRY_WEIGHT_SHRINKAGE).fit(Q, y, code)
     return -np.mean(decoder.predict_log_proba(Q)[np.arange(y.size), y])
 
 

@@ -126,6 +126,35 @@ def test_integer_labels_options_and_gzip(iris_csv, tmp_path):
     assert main(argv) == 0 and cio.load(out)["model"].cv == 5  # the library's default
 
 
+def test_options_not_given_are_the_estimators_defaults(iris_csv, tmp_path, capsys):
+    from inspect import signature
+
+    from convexagg import ConvexAggregationClassifier
+
+    defaults = signature(ConvexAggregationClassifier).parameters
+    out = tmp_path / "m.skops"
+    argv = ["fit", str(iris_csv), "--target", "species", "--out", str(out), "--holdout", "0"]
+    assert main(argv) == 0
+    model = cio.load(out)["model"]
+    for name in ("code", "alpha", "loss", "entry_weight_shrinkage", "cv"):
+        assert getattr(model, name) == defaults[name].default, name
+    assert model.decoder_.entry_weight_shrinkage == 0.01  # "auto" under the L2 penalty
+    # the paper's model: one weight per binary classifier
+    assert main([*argv, "--entry-weight-shrinkage", "none"]) == 0
+    model = cio.load(out)["model"]
+    assert model.entry_weight_shrinkage is None and model.decoder_.entry_weight_shrinkage is None
+    assert main([*argv, "--entry-weight-shrinkage", "0.5"]) == 0
+    assert cio.load(out)["model"].decoder_.entry_weight_shrinkage == 0.5
+    capsys.readouterr()
+    for bad in ("0", "-1", "nan", "many"):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, "--entry-weight-shrinkage", bad])
+        assert exc.value.code == 2
+        assert "--entry-weight-shrinkage: must be a number > 0, 'auto' or 'none'" in (
+            capsys.readouterr().err
+        )
+
+
 @pytest.mark.parametrize("bad", ["1", "-3", "five", "2.5"])
 def test_bad_folds(iris_csv, tmp_path, capsys, bad):
     out = tmp_path / "m.skops"

@@ -153,7 +153,10 @@ def test_fit_help_documents_every_option(capsys):
     _help("fit")
     text = " ".join(capsys.readouterr().out.split())
     assert "LogisticRegression" in text and "StandardScaler" in text  # the binary learner
-    assert "(default 0.0001)" in text  # --alpha's default
+    # the options that set an estimator parameter show the estimator's default
+    assert "weights (default 0.0001, the estimator's)" in text  # --alpha
+    assert "(default auto: 0.01, the estimator's)" in text  # --entry-weight-shrinkage
+    assert "(default ovo, the estimator's)" in text and "(default 5, the estimator's)" in text
     assert "--loss {cross_entropy,exponential} loss of a binary classifier" in text
     assert "--random-state RANDOM_STATE seeds the held-out split" in text
     for option in ("--id", "--drop", "--features", "--verbose"):

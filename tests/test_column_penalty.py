@@ -318,12 +318,13 @@ class _Prototype(ConvexAggregationClassifier):
 
 def test_the_prototype_of_issue_21():
     """``code="ovo+ovr", column_penalty={"ovr": 0.1}`` is the prototype that QUALITY.md
-    measured (the default's folds and ensemble), to the solver's tolerance."""
+    measured (the default's folds and ensemble), to the solver's tolerance. One weight per
+    classifier, as measured (the prototype's penalty has no entry weights)."""
     X, y = _wine()
     library = ConvexAggregationClassifier(
-        code="ovo+ovr", column_penalty={"ovr": 0.1}, random_state=0
+        code="ovo+ovr", column_penalty={"ovr": 0.1}, entry_weight_shrinkage=None, random_state=0
     ).fit(X, y)
-    prototype = _Prototype(code="ovo+ovr", random_state=0).fit(X, y)
+    prototype = _Prototype(code="ovo+ovr", entry_weight_shrinkage=None, random_state=0).fit(X, y)
     np.testing.assert_allclose(library.weights_, prototype.weights_, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(
         library.predict_proba(X), prototype.predict_proba(X), rtol=1e-9, atol=1e-12

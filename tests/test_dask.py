@@ -25,6 +25,7 @@ from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
 from convexagg.aggregation import DenseObjective, Penalty, stack_losses  # noqa: E402
 from convexagg.aggregation.distributed import ChunkedPoint, DaskObjective  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
+from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
 from convexagg.solvers import (  # noqa: E402
     InteriorPoint,
@@ -381,6 +382,10 @@ def test_out_of_core_pipeline_on_the_cluster(client):
         clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver, cv="in_sample")
         clf.fit(X, y)
     Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
-    decoder = ConvexDecoder(alpha=1e-3, solver=solver)
+    # the classifier's model (its default: entry weights)
+    shrinkage = clf.decoder_.entry_weight_shrinkage
+    assert shrinkage == DEFAULT_ENTRY_WEIGHT_SHRINKAGE
+    decoder = ConvexDecoder(alpha=1e-3, solver=solver, entry_weight_shrinkage=shrinkage)
     decoder.fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)
     np.testing.assert_allclose(decoder.weights_, clf.weights_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(decoder.entry_weights_, clf.entry_weights_, rtol=0, atol=1e-8)

@@ -302,15 +302,117 @@ def test_estimator_with_entry_weights_and_intercepts(tmp_path):
 
 
 def test_what_is_stated_for_shared_weights_refuses_entry_weights():
-    from convexagg.path import regularization_path
     from convexagg.theory import generalization_bound
 
     code = CODES["ovo"]
     Q, y = _data(code, n=60)
     dec = ConvexDecoder(entry_weight_shrinkage=0.3)
-    with pytest.raises(ValueError, match="entry_weight_shrinkage=0.3"):
-        regularization_path(Q, y, code, [1e-2, 1e-3], decoder=dec)
-    with pytest.raises(ValueError, match="entry_weight_shrinkage"):
+    with pytest.raises(ValueError, match="entry_weight_shrinkage=None"):  # the fix named
         generalization_bound(dec.fit(Q, y, code), Q, y)
     shared = ConvexDecoder(entry_weight_shrinkage=np.inf).fit(Q, y, code)
     assert generalization_bound(shared, Q, y).total > 0
+
+
+# -- ConvexAggregationClassifier's default: entry_weight_shrinkage="auto" (0.01 under L2) --
+
+
+def _scaled(loader):
+    from sklearn.preprocessing import scale
+
+    X, y = loader(return_X_y=True)
+    return scale(X), y
+
+
+def test_the_classifiers_default_is_entry_weights_at_the_documented_shrinkage():
+    from sklearn.datasets import load_iris
+
+    from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
+
+    X, y = _scaled(load_iris)
+    default = ConvexAggregationClassifier(cv=3, random_state=0).fit(X, y)
+    explicit = ConvexAggregationClassifier(
+        cv=3, random_state=0, entry_weight_shrinkage=DEFAULT_ENTRY_WEIGHT_SHRINKAGE
+    ).fit(X, y)
+    assert default.entry_weight_shrinkage == "auto"  # the parameter is left as given
+    assert default.decoder_.entry_weight_shrinkage == DEFAULT_ENTRY_WEIGHT_SHRINKAGE == 0.01
+    np.testing.assert_array_equal(default.entry_weights_, explicit.entry_weights_)
+    np.testing.assert_array_equal(default.weights_, explicit.weights_)
+    np.testing.assert_array_equal(default.predict_proba(X), explicit.predict_proba(X))
+    # the docstring states the value the constant holds
+    assert f'"auto": {DEFAULT_ENTRY_WEIGHT_SHRINKAGE:g} with' in ConvexAggregationClassifier.__doc__
+
+
+@pytest.mark.parametrize("loader", ["iris", "two classes"])
+def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
+    """The default's weights against scipy's L-BFGS-B on the explicit model (u, w as
+    variables, the tensor discrepancy), fitted on the same out-of-fold outputs: the
+    entry weights differ from one weight per classifier. Two classes: one column, two
+    entries, so the two classes' sides get weights of their own."""
+    from sklearn.datasets import load_breast_cancer, load_iris
+
+    X, y = _scaled(load_iris if loader == "iris" else load_breast_cancer)
+    solver = ProjectedNewton(tol=1e-10)
+    clf = ConvexAggregationClassifier(cv=3, random_state=0, solver=solver).fit(X, y)
+    code = clf.code_matrix_
+    Q, y_idx, _ = clf.training_outputs(X, y)
+    U, w, _, value = _reference_fit(Q, y_idx, code, 1e-4, 0.01, False)
+    assert clf.decoder_.converged_
+    assert clf.decoder_.objective_ == pytest.approx(value, rel=1e-9)
+    # alpha=1e-4 leaves the weights' common scale weakly determined (strong convexity
+    # about alpha): the probabilities are what the objective pins down
+    np.testing.assert_allclose(
+        clf.decoder_.predict_proba(Q),
+        np.exp(-_tensor_rho(Q, code, U) - logsumexp(-_tensor_rho(Q, code, U), 1)[:, None]),
+        atol=1e-4,
+    )
+    # the entries differ from their column's weight by far more than the solver's accuracy
+    # (|projected gradient| <= 1e-10 over a curvature of at least alpha: 1e-6), and the
+    # probabilities from the paper's model's on the same outputs
+    assert np.abs(clf.entry_weights_ - (code != 0) * clf.weights_).max() > 1e-2
+    paper = ConvexDecoder(solver=solver).fit(Q, y_idx, code)
+    assert np.abs(paper.predict_proba(Q) - clf.decoder_.predict_proba(Q)).max() > 1e-3
+    if loader == "two classes":
+        assert code.shape == (2, 1) and clf.decision_function(X).shape == (y.size,)
+        assert clf.entry_weights_[0, 0] != clf.entry_weights_[1, 0]
+
+
+@pytest.mark.parametrize("penalty, l1_ratio", [("l1", None), ("elasticnet", 0.3)])
+def test_the_default_has_entry_weights_only_with_the_l2_penalty(penalty, l1_ratio):
+    from sklearn.datasets import load_iris
+
+    X, y = _scaled(load_iris)
+    settings = {"penalty": penalty, "l1_ratio": l1_ratio, "cv": "in_sample"}
+    clf = ConvexAggregationClassifier(**settings).fit(X, y)
+    assert clf.decoder_.entry_weight_shrinkage is None  # one weight per classifier
+    paper = ConvexAggregationClassifier(**settings, entry_weight_shrinkage=None).fit(X, y)
+    np.testing.assert_array_equal(clf.weights_, paper.weights_)
+    np.testing.assert_array_equal(clf.entry_weights_, (clf.code_matrix_ != 0) * clf.weights_)
+    # given explicitly, entry weights with another penalty are refused, naming both
+    with pytest.raises(
+        ValueError, match=f"entry_weight_shrinkage=0.01 needs penalty='l2'.*{penalty}"
+    ):
+        ConvexAggregationClassifier(**settings, entry_weight_shrinkage=0.01).fit(X, y)
+    with pytest.raises(ValueError, match="entry_weight_shrinkage"):
+        ConvexAggregationClassifier(entry_weight_shrinkage="none").fit(X, y)
+
+
+def test_entry_weight_path_is_the_separate_fits():
+    """regularization_path with entry weights: at each alpha, the fit of a decoder at that
+    alpha (solved from scratch); the display of a default classifier draws it."""
+    from convexagg.path import regularization_path
+
+    code = CODES["ovo"]
+    Q, y = _data(code, n=80)
+    solver = ProjectedNewton(tol=1e-10)
+    dec = ConvexDecoder(entry_weight_shrinkage=0.3, fit_intercept=True, solver=solver)
+    path = regularization_path(Q, y, code, [1e-1, 1e-2], decoder=dec)
+    for i, alpha in enumerate(path.alphas):
+        alone = ConvexDecoder(
+            alpha=alpha, entry_weight_shrinkage=0.3, fit_intercept=True, solver=solver
+        ).fit(Q, y, code)
+        assert path.objective[i] == pytest.approx(alone.objective_, rel=1e-10)
+        np.testing.assert_allclose(path.entry_weights[i], alone.entry_weights_, atol=1e-6)
+        np.testing.assert_allclose(path.weights[i], alone.weights_, atol=1e-6)
+        np.testing.assert_allclose(path.intercepts[i], alone.intercept_, atol=1e-6)
+    shared = regularization_path(Q, y, code, [1e-2], decoder=ConvexDecoder(solver=solver))
+    np.testing.assert_array_equal(shared.entry_weights[0], (code != 0) * shared.weights[0])

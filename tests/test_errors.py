@@ -509,7 +509,10 @@ def test_a_solver_result_is_checked_whoever_wrote_the_solver(iris, solver, messa
     with pytest.raises(ValueError, match=message):
         decoder.fit(Q, y, one_vs_rest(3))
     assert _fitted_attributes(decoder) == []
-    clf = ConvexAggregationClassifier(code="ovr", solver=solver, cv="in_sample")
+    # the decoder's model (one weight per classifier), so that the shapes are the same
+    clf = ConvexAggregationClassifier(
+        code="ovr", solver=solver, cv="in_sample", entry_weight_shrinkage=None
+    )
     with pytest.raises(ValueError, match=message):
         clf.fit(*iris)
 

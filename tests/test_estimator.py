@@ -11,7 +11,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_one
+from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
 from helpers import DECODERS, make_decoder
+
+# the decoder of ConvexAggregationClassifier's default model (entry weights)
+DEFAULT_MODEL = {"entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE}
 
 
 @parametrize_with_checks(
@@ -49,7 +53,8 @@ def test_any_label_type_and_predict_is_argmax(iris):
 def test_convex_classifier_equals_code_matrix_with_convex_decoder(iris):
     X, y = iris
     a = ConvexAggregationClassifier(code="ovr", alpha=1e-3).fit(X, y)
-    b = CodeMatrixClassifier(code="ovr", decoder=ConvexDecoder(alpha=1e-3)).fit(X, y)
+    decoder = ConvexDecoder(alpha=1e-3, **DEFAULT_MODEL)
+    b = CodeMatrixClassifier(code="ovr", decoder=decoder).fit(X, y)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
@@ -75,7 +80,9 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
 
     Q = out_of_fold_outputs(LogisticRegression(), X, y, clf.code_matrix_, cv, "proba")
     np.testing.assert_allclose(
-        ConvexDecoder().fit(Q, y, clf.code_matrix_).weights_, clf.weights_, rtol=1e-10
+        ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_).weights_,
+        clf.weights_,
+        rtol=1e-10,
     )
 
 
@@ -237,8 +244,8 @@ def test_an_end_to_end_pipeline_classifier_predicts_as_its_binaries(iris):
     # losses log(1 + exp(-+z)) (logaddexp: accurate), capped at -log(eps) as those of Q
     cap = -np.log(np.finfo(np.float64).eps)
     L_pos, L_neg = np.minimum(np.logaddexp(0, -Z), cap), np.minimum(np.logaddexp(0, Z), cap)
-    code, w = clf.decoder_.code_, clf.decoder_.weights_
-    rho = (L_pos * w) @ (code == 1).T + (L_neg * w) @ (code == -1).T
+    code, U = clf.decoder_.code_, clf.decoder_.entry_weights_  # a weight per code entry
+    rho = L_pos @ (U * (code == 1)).T + L_neg @ (U * (code == -1)).T
     P = clf.predict_proba(X)
     np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-9)
     # the decoder on the probabilities: the sigmoid rounding moves only the tiny ones
@@ -270,7 +277,7 @@ def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris)
         LogisticRegression(), X, y, clf.code_matrix_, splits, "proba"
     )
     assert covered.all()
-    ref = ConvexDecoder().fit(Q, y, clf.code_matrix_)
+    ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     P = np.mean([ref.predict_proba(predict_binaries(m, X, "proba")) for m in members], axis=0)
     np.testing.assert_allclose(clf.predict_proba(X), P, rtol=1e-10)
@@ -302,7 +309,7 @@ def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
     from convexagg.binary import predict_binaries
 
     Q = predict_binaries(clf.estimators_[0], X[test], "proba")
-    ref = ConvexDecoder().fit(Q, y[test], clf.code_matrix_)
+    ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y[test], clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(ValueError, match="more than one split"):
         ConvexAggregationClassifier(cv=StratifiedShuffleSplit(3, random_state=0)).fit(X, y)
@@ -332,7 +339,7 @@ def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
     splits = list(StratifiedKFold(5).split(X, y))
     _, Q, covered = fold_binaries(LogisticRegression(), X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
-    ref = ConvexDecoder().fit(Q, y, clf.code_matrix_)
+    ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(AssertionError, match="in-sample"):  # the learner does refuse them
         ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", cv="in_sample").fit(X, y)

@@ -335,6 +335,18 @@ def test_loss_based_method_matches_the_spec_oracles():
     assert np.allclose(dec.predict_proba(Q[:1]), 1 / 3)
 
 
+def test_the_reproductions_convex_method_is_the_papers_model():
+    """``convexagg reproduce`` builds its own decoder: one weight per classifier and the
+    paper's Algorithm 1, whatever ConvexAggregationClassifier's default (entry weights)."""
+    from convexagg.decoders import ConvexDecoder
+    from convexagg.experiments.methods import MethodContext, make_decoder
+    from convexagg.experiments.protocol import PAPER_SOLVER
+
+    dec = make_decoder("convex", MethodContext("x", "logreg", 3, 3, alpha=1e-3))
+    assert type(dec) is ConvexDecoder and dec.entry_weight_shrinkage is None
+    assert dec.solver is PAPER_SOLVER and dec.alpha == 1e-3 and not dec.fit_intercept
+
+
 def test_one_failing_method_keeps_the_others(data_dir, tmp_path, monkeypatch):
     from convexagg.experiments import methods
 

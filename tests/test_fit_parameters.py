@@ -21,7 +21,11 @@ from convexagg import (
     ConvexDecoder,
 )
 from convexagg.codes import one_vs_one
+from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
 from convexagg.solvers import ProjectedNewton
+
+# the decoder of ConvexAggregationClassifier's default model (entry weights)
+DEFAULT_MODEL = {"entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE}
 
 TIGHT = LogisticRegression(tol=1e-10, max_iter=10_000)
 
@@ -370,7 +374,7 @@ def test_prefit_binaries_are_not_asked_for_fit_parameters(iris, routing, Learner
             X, y, sample_weight=w
         )
         Q = np.column_stack([b.predict_proba(X)[:, 1] for b in binaries])
-        ref = ConvexDecoder().fit(Q, y, code, sample_weight=w)
+        ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, code, sample_weight=w)
         np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)
         clf.fit_decoder(X, y, sample_weight=w)
         np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)

@@ -79,7 +79,7 @@ def test_margins_ramp_and_misclassification():
 
 def test_bound_from_a_fitted_classifier():
     X, y, _ = make_broken_classifier_outputs(n_per_class=20, random_state=0)
-    clf = ConvexAggregationClassifier().fit(X, y)
+    clf = ConvexAggregationClassifier(entry_weight_shrinkage=None).fit(X, y)  # the paper's model
     y_idx = np.searchsorted(clf.classes_, y)
     bound = generalization_bound(clf.decoder_, clf.predict_binary_proba(X), y_idx)
     assert bound.total == bound.empirical + bound.rademacher + bound.confidence

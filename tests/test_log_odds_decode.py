@@ -28,9 +28,13 @@ CAP = -np.log(np.finfo(np.float64).eps)  # the largest loss of a probability out
 
 
 def _reference_rho(Z, code, w, b=None):
+    """rho of weights ``w``: one per column, or one per code entry (shape of ``code``)."""
     L_pos = np.minimum(np.logaddexp(0.0, -Z), CAP)
     L_neg = np.minimum(np.logaddexp(0.0, Z), CAP)
-    rho = (L_pos * w) @ (code == 1).T + (L_neg * w) @ (code == -1).T
+    if w.ndim == 2:  # entry weights
+        rho = L_pos @ (w * (code == 1)).T + L_neg @ (w * (code == -1)).T
+    else:
+        rho = (L_pos * w) @ (code == 1).T + (L_neg * w) @ (code == -1).T
     return rho if b is None else rho + b
 
 
@@ -184,7 +188,7 @@ def test_estimator_decodes_log_odds_as_the_general_path(dtype):
     Q = expit(Z)
     P = clf.predict_proba(X)
     general = clf.decoder_.predict_proba(Q)
-    rho = _reference_rho(Z, clf.decoder_.code_, clf.decoder_.weights_)
+    rho = _reference_rho(Z, clf.decoder_.code_, clf.decoder_.entry_weights_)  # the default's
     if dtype == "float64":
         np.testing.assert_allclose(P, general, rtol=1e-10, atol=1e-300)
         np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-10, atol=1e-300)

@@ -179,18 +179,25 @@ tol, max_iter, newton, dtype, init : deprecated
     signature.""",
 }
 
-_PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)(\.description)?\)s[ \t]*$", re.MULTILINE)
 
 
 def fill_doc(obj):
     """Replace each line ``%(name)s`` of ``obj.__doc__`` by ``PARAMETERS[name]``,
-    indented as the line was; an unknown name raises (a typo must not ship)."""
+    indented as the line was; an unknown name raises (a typo must not ship).
+
+    ``%(name.description)s`` puts the text without its first line (``name : type,
+    default=...``): a class whose default differs writes its own first line (and what
+    its default means) above it, and shares the rest."""
 
     def entry(match):
-        indent, name = match.groups()
+        indent, name, description = match.groups()
         if name not in PARAMETERS:
             raise KeyError(f"{obj.__qualname__}'s docstring names an unknown parameter {name!r}")
-        return "\n".join(indent + line if line else line for line in PARAMETERS[name].split("\n"))
+        lines = PARAMETERS[name].split("\n")
+        if description:  # the shared lines are indented by 4 under their own first line
+            lines = [line[4:] for line in lines[1:]]
+        return "\n".join(indent + line if line else line for line in lines)
 
     obj.__doc__ = _PLACEHOLDER.sub(entry, obj.__doc__)
     return obj

@@ -6,7 +6,7 @@
     convexagg reproduce [--datasets ...] [--data-dir DIR] [--out DIR]   (the paper's tables)
     convexagg figures [--data-dir DIR] [--out DIR]                       (the paper's figures)
     convexagg fit TRAIN.csv --target COLUMN [--id COLUMN] [--drop COL,COL | --features COL,COL]
-                  --code ovo --out MODEL.skops [-v]
+                  [--code CODE] [--entry-weight-shrinkage S|none] --out MODEL.skops [-v]
     convexagg predict MODEL.skops DATA.csv [--out PRED.csv] [--id COLUMN]
     convexagg --version                                (also: python -m convexagg ...)
 
@@ -17,7 +17,9 @@ columns, or the ``--features`` -- and saves it with :func:`convexagg.io.save`,
 together with the feature names, the target's name, the id columns and the
 other columns it left out; it reports a held-out estimate (accuracy and
 log-loss of a model fitted without ``--holdout`` of the rows) before refitting
-on all rows. ``-v`` prints a line per stage on standard error (with the
+on all rows. The options that set an estimator parameter (``--code``, ``--alpha``,
+``--loss``, ``--entry-weight-shrinkage``, ``--cv``) take the estimator's default
+when not given. ``-v`` prints a line per stage on standard error (with the
 estimator's own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels
 go through :func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
 target or a missing label is refused. ``predict`` writes, for every row of
@@ -101,6 +103,43 @@ class _CodeNames:
         return True
 
 
+# `fit` options that set the ConvexAggregationClassifier parameter of the same name: not
+# given, they are absent from the parsed arguments (argparse.SUPPRESS) and not passed, so
+# the estimator's own default applies (`fit --help` shows it, read from its signature)
+_ESTIMATOR_OPTIONS = ("code", "alpha", "loss", "entry_weight_shrinkage", "cv")
+
+
+class _FitHelp(argparse.HelpFormatter):
+    """``fit --help``: the estimator's default after each option of ``_ESTIMATOR_OPTIONS``
+    (the estimator is imported only for that help, not for ``convexagg --help``)."""
+
+    def _get_help_string(self, action):
+        text = super()._get_help_string(action)
+        if action.dest not in _ESTIMATOR_OPTIONS:
+            return text
+        from inspect import signature
+
+        from .estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE, ConvexAggregationClassifier
+
+        default = signature(ConvexAggregationClassifier).parameters[action.dest].default
+        if action.dest == "entry_weight_shrinkage":
+            default = f"{default}: {DEFAULT_ENTRY_WEIGHT_SHRINKAGE:g}"
+        return f"{text} (default {default}, the estimator's)"
+
+
+def _shrinkage(text):
+    """``--entry-weight-shrinkage``: a number > 0, ``auto`` or ``none``."""
+    if text.strip().lower() in ("auto", "none"):
+        return None if text.strip().lower() == "none" else "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, 'auto' or 'none', got {text!r}")
+    return value
+
+
 class _Version(argparse.Action):
     """``--version``: the version is looked up when asked for, not on every start."""
 
@@ -148,6 +187,7 @@ def build_parser():
 
     fit = sub.add_parser(
         "fit",
+        formatter_class=_FitHelp,
         help="fit a model on a CSV file and save it (skops)",
         description=(
             "Fit a ConvexAggregationClassifier whose binary learner is MaxAbsScaler + "
@@ -190,30 +230,38 @@ def build_parser():
     fit.add_argument("--out", required=True, metavar="MODEL.skops", help="where to save the model")
     fit.add_argument(
         "--code",
-        default="ovo",
+        default=argparse.SUPPRESS,
         choices=_CodeNames(),
         metavar="CODE",
-        help="code matrix: %(choices)s, or several joined by '+' (ovo+ovr) in one code "
-        "(default %(default)s: one binary classifier per pair of classes)",
+        help="code matrix: %(choices)s, or several joined by '+' (ovo+ovr) in one code; "
+        "ovo: one binary classifier per pair of classes",
     )
     fit.add_argument(
         "--alpha",
+        default=argparse.SUPPRESS,
         type=float,
-        default=1e-4,
-        help="L2 regularisation strength of the aggregation weights (default %(default)g)",
+        help="L2 regularisation strength of the aggregation weights",
     )
     fit.add_argument(
         "--loss",
-        default="cross_entropy",
+        default=argparse.SUPPRESS,
         choices=["cross_entropy", "exponential"],
         help="loss of a binary classifier's output against a class's code entry, which the "
-        "weights aggregate: %(choices)s (default %(default)s)",
+        "weights aggregate: %(choices)s",
+    )
+    fit.add_argument(
+        "--entry-weight-shrinkage",
+        default=argparse.SUPPRESS,
+        type=_shrinkage,
+        metavar="S",
+        help="a weight per class and binary classifier, shrunk by S toward the classifier's "
+        "weight; 'none': one weight per binary classifier (the paper's model)",
     )
     fit.add_argument(
         "--cv",
-        default="5",
+        default=argparse.SUPPRESS,
         metavar="FOLDS",
-        help="folds of the out-of-fold outputs the weights are fitted on (default 5); 'in_sample' "
+        help="folds of the out-of-fold outputs the weights are fitted on; 'in_sample' "
         "(or 'none'): the binaries' outputs on their own training rows (the paper's protocol)",
     )
     fit.add_argument(
@@ -326,14 +374,10 @@ def _make_model(args):
     # MaxAbsScaler first: standardising finite values near 1e307 overflows (sums and
     # squares), which scikit-learn then reports as "Input X contains NaN".
     binary = make_pipeline(MaxAbsScaler(), StandardScaler(), LogisticRegression(max_iter=1000))
+    # the options not given are absent: the estimator's defaults apply
+    given = {name: getattr(args, name) for name in _ESTIMATOR_OPTIONS if hasattr(args, name)}
     return ConvexAggregationClassifier(
-        binary,
-        code=args.code,
-        alpha=args.alpha,
-        loss=args.loss,
-        cv=args.cv,
-        random_state=args.random_state,
-        verbose=args.verbose,
+        binary, **given, random_state=args.random_state, verbose=args.verbose
     )
 
 
@@ -415,7 +459,8 @@ def _fit(args):
     from .io import CSVFile, check_output_path, parse_labels, save
 
     log = _Stages("fit", args.verbose)
-    args.cv = _folds(args.cv)
+    if hasattr(args, "cv"):
+        args.cv = _folds(args.cv)
     if not 0 <= args.holdout < 1:
         raise ValueError(f"--holdout must be a fraction in [0, 1), got {args.holdout}.")
     at_least(args.random_state, 0, "--random-state")
@@ -458,7 +503,7 @@ def _fit(args):
     save(bundle, args.out, inputs=[args.train])
     print(
         f"fitted on {X.shape[0]} samples, {X.shape[1]} features, {model.classes_.size} classes "
-        f"({args.code}: {model.code_matrix_.shape[1]} binary classifiers); {estimate}; "
+        f"({model.code}: {model.code_matrix_.shape[1]} binary classifiers); {estimate}; "
         f"training accuracy {model.score(X, y):.3f}; saved {args.out}"
     )
     return 0
@@ -549,8 +594,7 @@ def _columns_to_copy(args, columns, bundle_ids, features, skipped):
                 "every such column)"
             )
         raise ValueError(
-            f"{args.data}: columns differ from training (matched by name): "
-            f"{'; '.join(parts)}."
+            f"{args.data}: columns differ from training (matched by name): {'; '.join(parts)}."
         )
     return [c for c in columns if c in ids or (args.keep_extra and c not in features)]
 

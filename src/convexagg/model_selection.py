@@ -49,7 +49,9 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     and then fixed at ``1e-4``; here it is chosen from the data. Every other
     parameter is :class:`ConvexAggregationClassifier`'s, with the same meaning
     -- ``cv`` included: which binary outputs the weights are fitted on -- and
-    ``alphas`` replaces ``alpha``.
+    ``alphas`` replaces ``alpha``. Its model is the paper's, one weight per
+    binary classifier: it has no ``entry_weight_shrinkage`` (the parent's
+    default entry weights) and no ``binary_param_grid``.
 
     Each ``alpha`` of the grid is scored on the ``alpha_cv`` folds by the
     log-loss, on the fold's held-out rows, of weights fitted on the other rows
@@ -172,7 +174,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
             init=init,
         )
         del self.alpha  # chosen by fit (alpha_), not a parameter
-        # the regularisation path has one weight per classifier and fixed binaries
+        # the paper's model (one weight per classifier) on fixed binaries
         del self.entry_weight_shrinkage, self.binary_param_grid
         self.alphas = alphas
         self.alpha_cv = alpha_cv

@@ -20,7 +20,7 @@ from sklearn.base import clone
 
 from ._legacy import legacy_path_decoder
 from ._utils import progress
-from .aggregation import Penalty
+from .aggregation import Penalty, entry_matrix
 from .decoders.convex import ConvexDecoder
 from .decoders.fitting import solve_path
 
@@ -37,7 +37,8 @@ class RegularizationPath:
         The regularisation strengths, in **decreasing** order (strongest first,
         as the path was computed; as in scikit-learn's ``lasso_path``).
     weights : ndarray of shape (n_alphas, M)
-        The aggregation weights at each ``alpha``.
+        The aggregation weights at each ``alpha`` (with entry weights: the
+        shared column weights ``w``, as the decoder's ``weights_``).
     intercepts : ndarray of shape (n_alphas, n_classes)
         The class intercepts at each ``alpha`` (zeros without ``fit_intercept``).
     train_accuracy : ndarray of shape (n_alphas,)
@@ -54,6 +55,10 @@ class RegularizationPath:
         Mean negative log-likelihood of ``softmax(-rho)`` on the training outputs.
     val_log_loss : ndarray of shape (n_alphas,) or None
         The same on the validation outputs.
+    entry_weights : ndarray of shape (n_alphas, n_classes, M)
+        The weight of each code entry at each ``alpha`` (``weights`` in every
+        nonzero entry of its column without ``entry_weight_shrinkage``), as the
+        decoder's ``entry_weights_``.
     """
 
     alphas: np.ndarray
@@ -66,6 +71,7 @@ class RegularizationPath:
     objective: np.ndarray
     train_log_loss: np.ndarray
     val_log_loss: np.ndarray | None
+    entry_weights: np.ndarray | None = None
 
 
 def _scores(objective, X):
@@ -183,7 +189,7 @@ def path_decoder(decoder=None):
     ----------
     decoder : ConvexDecoder, default=None
         The model and solver (``ConvexDecoder()`` when None); its formulation
-        must be ``"likelihood"``, with one weight per classifier.
+        must be ``"likelihood"``.
 
     Returns
     -------
@@ -199,12 +205,6 @@ def path_decoder(decoder=None):
         raise ValueError(
             "regularization_path solves the likelihood (eq. 12); the decoder has "
             f"formulation={decoder.formulation!r}."
-        )
-    if decoder.entry_weight_shrinkage not in (None, np.inf):
-        raise ValueError(
-            "regularization_path computes one weight per classifier; the decoder has "
-            f"entry_weight_shrinkage={decoder.entry_weight_shrinkage!r} (fit a ConvexDecoder "
-            "at each alpha instead)."
         )
     return decoder.with_solver_resolved()
 
@@ -254,10 +254,20 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
     if val is not None:
         data = val.likelihood(penalties[0], config.storage_dtype(val.n_losses))
         val_acc, val_ll = _scores(data, solutions)
+    code = problem.code
+    if problem.entries:  # the variables: one weight per nonzero code entry
+        n = int(np.count_nonzero(code))
+        entries = np.array([entry_matrix(code, x[:n]) for x in solutions])
+        weights = np.array([p.shared_weights(x[:n]) for p, x in zip(penalties, solutions)])
+    else:
+        n = M
+        weights = solutions[:, :M]
+        entries = (code != 0) * weights[:, None, :]
     return RegularizationPath(
         alphas=alphas,
-        weights=solutions[:, :M],
-        intercepts=solutions[:, M:] if decoder.fit_intercept else np.zeros((n_alphas, K)),
+        weights=weights,
+        entry_weights=entries,
+        intercepts=solutions[:, n:] if decoder.fit_intercept else np.zeros((n_alphas, K)),
         train_accuracy=train_acc,
         val_accuracy=val_acc,
         n_iter=np.array([point.result.n_iter for point in solved], dtype=int),

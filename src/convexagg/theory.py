@@ -245,7 +245,8 @@ def generalization_bound(decoder, Q, y, *, B=None, epsilon=0.05):
     if entry is not None and not np.array_equal(entry, (code != 0) * decoder.weights_):
         raise ValueError(
             "generalization_bound: Proposition 2 is stated for the paper's model, one weight "
-            "per classifier; this decoder was fitted with entry_weight_shrinkage."
+            "per classifier; this decoder was fitted with entry_weight_shrinkage (as "
+            "ConvexAggregationClassifier's default is): fit with entry_weight_shrinkage=None."
         )
     Q = check_binary_outputs(Q, decoder.output_)
     y = np.asarray(y)

@@ -29,6 +29,10 @@ class WeightsDisplay:
     weights aligned under its columns, so a classifier the aggregation
     switched off (weight near 0) is seen with the classes it separates. Class
     intercepts, when the model has non-zero ones, are bars beside the rows.
+    With entry weights (``entry_weight_shrinkage``, the default of
+    :class:`~convexagg.ConvexAggregationClassifier`) the bars are the shared
+    weights ``weights_`` the entry weights (``entry_weights_``, not drawn) are
+    shrunk toward.
 
     Create it with :meth:`from_estimator` or :meth:`from_decoder`.
 
