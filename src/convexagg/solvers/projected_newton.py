@@ -56,6 +56,8 @@ variables, and the Hessian's diagonal beyond (no ``|F| x |F|`` matrix).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .linalg import SymmetricSolver, pcg
@@ -155,9 +157,27 @@ class _NewtonStep:
         """The subsample of the preconditioner, copied on first use."""
         if self._sub is None:
             step = max(1, self.objective.n_samples // self.subsample_rows)
+            self._rows = slice(0, None, step)
             # single precision: the preconditioner's rounding only costs CG iterations
-            self._sub = self.objective.take(slice(0, None, step), dtype=np.float32)
+            self._sub = self.objective.take(self._rows, dtype=np.float32)
         return self._sub
+
+    def sub_point(self, point):
+        """The subsample at ``point.x``, for its Hessian.
+
+        The subsample's class probabilities are rows of ``point``'s, and they are
+        all its Hessian reads: taken from there, not evaluated again (one pass
+        over the subsample per iteration; 4 of the ~0.2 s default fit on letter
+        one-vs-one, 18,000 x 325, at 2 ms each). The same bits where the
+        objective stores float32, as the default does from 1M values on; a
+        float64 objective's probabilities are more accurate than the float32
+        subsample's own. Evaluated where the point holds none (Dask).
+        """
+        sub = self.sub
+        if point.P is None:
+            return sub.evaluate(point.x)
+        # value and gradient are the full objective's: not the subsample's, so left out
+        return dataclasses.replace(point, value=float("nan"), grad=None, P=point.P[self._rows])
 
     def kind(self, n_free):
         """``"direct"``, ``"subsample"`` or ``"diagonal"`` for ``n_free`` free variables."""
@@ -178,7 +198,7 @@ class _NewtonStep:
             H = self.objective.hessian(point, variables=index)
             return SymmetricSolver(H).solve(-g[free]), kind, 0
         if kind == "subsample":
-            H = self.sub.hessian(self.sub.evaluate(point.x), variables=index)
+            H = self.sub.hessian(self.sub_point(point), variables=index)
             precondition = SymmetricSolver(H).solve
         else:
             diag = self.objective.hess_diag(point)[free]
