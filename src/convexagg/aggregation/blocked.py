@@ -98,7 +98,7 @@ def reencode(code):
         members = (code == v) & (base != v)[None, :]  # (K, M)
         cols = np.flatnonzero(members.any(axis=0))
         weight.append(cols)
-        base_coef = np.array([_DVEC[b] for b in base[cols]]).reshape(-1, 2)
+        base_coef = np.array([_DVEC[b] for b in base[cols].tolist()]).reshape(-1, 2)
         coef.append(np.asarray(_DVEC[v])[None, :] - base_coef)
         classes.append(members[:, cols].T)
     weight = np.concatenate(weight)
@@ -344,10 +344,12 @@ class BlockedObjective(ObjectiveBase):
         self._fold_second = second[self._fold_two]
         # filling LT: stored column c is row src[c] of the stacked combinations
         # [a_1 L_pos + b_1 L_neg; a_2 L_pos + b_2 L_neg; ...] (transposed, M rows each)
-        coef = spec["coef"]
-        self._fill_combos = sorted({tuple(float(v) for v in c) for c in coef}, reverse=True)
+        # tolist(): Python floats, not numpy scalars, in these per-column loops (the
+        # whole _setup on letter one-vs-one, 650 stored columns: 3.6 ms -> 0.8 ms, best of 30)
+        coef = [tuple(c) for c in spec["coef"].tolist()]
+        self._fill_combos = sorted(set(coef), reverse=True)
         combo = {c: j for j, c in enumerate(self._fill_combos)}
-        self._fill_src = np.array([combo[tuple(c)] * M for c in coef], dtype=np.intp) + weight
+        self._fill_src = np.array([combo[c] * M for c in coef], dtype=np.intp) + weight
         # per class: the stored columns it enters (its block, then its shared columns)
         shared_ids = np.arange(m1, m)
         self._class_cols = [
