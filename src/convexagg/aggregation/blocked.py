@@ -230,6 +230,7 @@ class BlockedObjective(ObjectiveBase):
         chunk=None,
         fit_intercept=False,
         sample_weight=None,
+        columns=None,
     ):
         """Build from binary outputs ``Q``, computing the losses chunk by chunk.
 
@@ -261,6 +262,12 @@ class BlockedObjective(ObjectiveBase):
             Free class intercepts after the weights.
         sample_weight : ndarray of shape (n_samples,), default=None
             Weights of the samples in the likelihood.
+        columns : ndarray of int, shape (M,), default=None
+            The column of ``Q`` that each column of ``code`` reads (``Q`` has
+            ``code``'s columns when None). Entry weights' expanded code
+            (:mod:`~convexagg.aggregation.entries`) reads each classifier's
+            outputs in one column per entry: given ``Q`` itself and this map, the
+            losses are taken once per classifier, not once per entry.
 
         Returns
         -------
@@ -270,7 +277,17 @@ class BlockedObjective(ObjectiveBase):
         check_loss(loss, output)
         self = cls.__new__(cls)
         self._setup(code, y, penalty, dtype, chunk, Q.shape[0], fit_intercept, sample_weight)
-        M = self.n_weights
+        if columns is not None:
+            columns = np.asarray(columns, dtype=np.intp)
+            if columns.shape != (self.n_weights,):
+                raise ValueError(
+                    f"columns must have one entry per code column ({self.n_weights}); "
+                    f"got shape {columns.shape}."
+                )
+            # row src of the stacked combinations of code's columns -> of Q's columns
+            combo, weight = np.divmod(self._fill_src, self.n_weights)
+            self._fill_src = combo * Q.shape[1] + columns[weight]
+        M = Q.shape[1]
         # build chunks of ~256 KB of Q: transposing them stays in cache (3x faster
         # on letter than chunks of the kernels' ~4 MB)
         step = int(max(32, min(self.chunk, (1 << 18) // (8 * M))))
@@ -419,7 +436,7 @@ class BlockedObjective(ObjectiveBase):
 
     def _stack(self, pair):
         """The coefficient combinations ``[a_1 L_pos + b_1 L_neg; ...]`` of ``pair``."""
-        M = self.n_weights
+        M = pair.size // (2 * pair.shape[-1])  # the outputs' columns
         pair = pair.reshape(2 * M, pair.shape[-1])
         if self._fill_combos == [(1.0, 0.0), (0.0, 1.0)]:
             return pair  # the combinations are L_pos and L_neg themselves
@@ -849,6 +866,83 @@ class BlockedObjective(ObjectiveBase):
             H[M:, M:] = bb
         H /= self._scale
         return self.penalty.add_to_hessian(H, self.n_weights)
+
+    def grouped_hessian(self, point, groups, n_groups):
+        """``A' H A`` on the weights: the Hessian of the weights moved together in groups.
+
+        ``A[j, groups[j]] = 1`` for each weight ``j`` with ``groups[j] >= 0`` (a
+        weight with a negative group is left out; the intercepts are). With the
+        entry weights of a code column as one group it is the Hessian of the
+        shared column weights at the same probabilities: the coarse matrix of
+        the projected Newton method's two-level preconditioner for entry weights.
+        Its cost is that of :meth:`hessian` with ``n_groups`` weights:
+        ``n n_groups^2 / 2`` for the Gram of the grouped first moments plus
+        ``n sum_k |cols(k)|^2`` for the per-class blocks, not ``n M^2 / 2``.
+
+        Parameters
+        ----------
+        point : Point
+            The result of :meth:`evaluate` at ``x`` (its ``P`` is read).
+        groups : ndarray of int, shape (n_weights,)
+            The group of each weight, or a negative number.
+        n_groups : int
+            Number of groups.
+
+        Returns
+        -------
+        H : ndarray of shape (n_groups, n_groups)
+            The grouped Hessian, the penalty's part included.
+        """
+        import scipy.sparse
+
+        groups = np.asarray(groups, dtype=np.intp)
+        col_group = groups[self._weight]  # group of each stored column (< 0: left out)
+        kept = np.flatnonzero(col_group >= 0)
+        m, K = self.LT.shape[0], self.n_classes
+        # group sums of the stored columns' first moments, a sparse 0/1 matrix
+        fold = scipy.sparse.csr_matrix(
+            (np.ones(kept.size, dtype=self.dtype), (col_group[kept], kept)), shape=(n_groups, m)
+        )
+        PTall = point.P.T
+        gram = np.zeros((n_groups, n_groups))
+        bs = self._block_size
+        batched = bs is not None and self._m_single == m
+        blocks = (
+            np.zeros((K, bs, bs))
+            if batched
+            else [np.zeros((cc.size, cc.size)) for cc in self._class_cols]
+        )
+        work = self._work_buffers()
+        for cols in self._chunks():
+            LTc = self.LT[:, cols]
+            c = LTc.shape[1]
+            PT = self._probabilities(PTall, cols)
+            X = self._weighted(LTc, PT, out=work["X"][:, :c])
+            S = fold @ X  # (n_groups, c)
+            sw = self._weights_of(cols)
+            if sw is None:
+                gram += S @ S.T
+            else:
+                gram += (S * sw.astype(self.dtype)) @ S.T
+                X *= sw.astype(self.dtype)  # the blocks' first factor carries the weights
+            if batched:  # X is LT times its class's probabilities
+                blocks += np.matmul(X.reshape(K, bs, c), LTc.reshape(K, bs, c).transpose(0, 2, 1))
+                continue
+            for k, cc in enumerate(self._class_cols):
+                if cc.size:
+                    Gk = LTc[cc]
+                    Pk = PT[k] if sw is None else PT[k] * sw.astype(self.dtype)
+                    blocks[k] += (Gk * Pk) @ Gk.T
+        H = -gram
+        for k, cc in enumerate(self._class_cols):
+            gk = col_group[cc]
+            keep = gk >= 0
+            if keep.any():
+                # np.add.at: two stored columns of a class may share a group
+                rows, cols_ = np.meshgrid(gk[keep], gk[keep], indexing="ij")
+                np.add.at(H, (rows, cols_), blocks[k][np.ix_(keep, keep)])
+        H /= self._scale
+        return H + self.penalty.grouped_hessian(groups, n_groups, self.n_weights)
 
     def predict_proba(self, x):
         """Class probabilities ``softmax(-rho)`` (paper eq. 7) at ``x``.
