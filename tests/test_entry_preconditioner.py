@@ -80,6 +80,11 @@ def test_grouped_hessian_is_the_folded_dense_hessian(name, fit_intercept, weight
     np.testing.assert_allclose(
         objective.grouped_hessian(point, groups, n_groups), A.T @ H @ A, rtol=1e-10, atol=1e-12
     )
+    # with the diagonal from the same pass: the same matrix, and hess_diag's diagonal
+    both, diag = objective.grouped_hessian(point, groups, n_groups, diagonal=True)
+    np.testing.assert_allclose(both, A.T @ H @ A, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(diag, objective.hess_diag(point))
+    np.testing.assert_allclose(diag, np.diag(objective.hessian(point)), rtol=1e-10)
 
 
 def test_grouped_hessian_of_shared_weights_in_any_groups():

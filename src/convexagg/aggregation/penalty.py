@@ -227,8 +227,8 @@ class Penalty:
         # hess R = shrink I - sum_l g_l 1_l 1_l' (1_l: column l's weights), so
         # A' hess R A = shrink diag(sizes) - C diag(g) C', C[a, l] = weights of l in a
         column, g = self._coupling()
-        counts = np.zeros((n_groups, g.size))
-        np.add.at(counts, (groups[keep], column[keep]), 1.0)
+        pairs = groups[keep] * g.size + column[keep]
+        counts = np.bincount(pairs, minlength=n_groups * g.size).reshape(n_groups, g.size)
         return self.shrink * np.diag(counts.sum(axis=1)) - (counts * g) @ counts.T
 
     def shared_weights(self, u):

@@ -225,7 +225,7 @@ class _NewtonStep:
         groups, n_groups = self.objective.penalty.column_groups()
         free_groups = np.where(free[:nb], groups, -1)
         sub_point = self.sub_point(point)
-        coarse = self.sub.grouped_hessian(sub_point, free_groups, n_groups)
+        coarse, diag = self.sub.grouped_hessian(sub_point, free_groups, n_groups, diagonal=True)
         live = np.bincount(free_groups[free_groups >= 0], minlength=n_groups) > 0
         solver = SymmetricSolver(coarse[np.ix_(live, live)])
         # the free variables' coarse index (-1: an intercept, no coarse part)
@@ -234,7 +234,7 @@ class _NewtonStep:
         local = np.where(index < nb, renumber[groups[np.minimum(index, nb - 1)]], -1)
         weights = local >= 0
         n_live = int(live.sum())
-        diag = self.sub.hess_diag(sub_point)[free]
+        diag = diag[free]
 
         def precondition(r):
             z = r / diag
