@@ -175,13 +175,14 @@ class _NewtonStep:
         one-vs-one, 18,000 x 325, at 2 ms each). The same bits where the
         objective stores float32, as the default does from 1M values on; a
         float64 objective's probabilities are more accurate than the float32
-        subsample's own. Evaluated where the point holds none (Dask).
+        subsample's own. Evaluated where the point holds none (Dask) or holds them
+        on another array library's device (whose products need the subsample's dtype).
         """
         sub = self.sub
-        if point.P is None:
+        if not isinstance(point.P, np.ndarray):
             return sub.evaluate(point.x)
         # value and gradient are the full objective's: not the subsample's, so left out
-        return dataclasses.replace(point, value=float("nan"), grad=None, P=point.P[self._rows])
+        return dataclasses.replace(point, value=float("nan"), grad=None, P=point.P[self._rows, ...])
 
     def kind(self, n_free):
         """``"direct"``, ``"subsample"``, ``"columns"`` or ``"diagonal"`` for ``n_free``
