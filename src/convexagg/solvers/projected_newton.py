@@ -170,9 +170,9 @@ class _NewtonStep:
         """The subsample at ``point.x``, for its Hessian.
 
         The subsample's class probabilities are rows of ``point``'s, and they are
-        all its Hessian reads: taken from there, not evaluated again (one pass
-        over the subsample per iteration; 4 of the ~0.2 s default fit on letter
-        one-vs-one, 18,000 x 325, at 2 ms each). The same bits where the
+        all its Hessian reads: taken from there, not evaluated again (a pass over
+        the subsample per iteration, about 2 ms of the default fit's ~50 ms
+        iterations on letter one-vs-one, 18,000 x 325). The same bits where the
         objective stores float32, as the default does from 1M values on; a
         float64 objective's probabilities are more accurate than the float32
         subsample's own. Evaluated where the point holds none (Dask) or holds them
