@@ -171,8 +171,8 @@ class _NewtonStep:
 
         The subsample's class probabilities are rows of ``point``'s, and they are
         all its Hessian reads: taken from there, not evaluated again (a pass over
-        the subsample per iteration, about 2 ms of the default fit's ~50 ms
-        iterations on letter one-vs-one, 18,000 x 325). The same bits where the
+        the subsample per iteration: 0.9 ms best, 4,500 x 650 float32 stored losses
+        of letter one-vs-one, on an idle core). The same bits where the
         objective stores float32, as the default does from 1M values on; a
         float64 objective's probabilities are more accurate than the float32
         subsample's own. Evaluated where the point holds none (Dask) or holds them
