@@ -140,3 +140,20 @@ def test_columns_preconditioner_needs_entry_weights():
     solver = ProjectedNewton(newton="cg", preconditioner="columns")
     with pytest.raises(ValueError, match="preconditioner='columns' needs entry weights"):
         ConvexDecoder(solver=solver).fit(Q, y, code)
+
+
+def test_auto_takes_the_columns_preconditioner_above_the_dense_limit(monkeypatch):
+    import importlib
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    Q, y, code = _letter_like()  # 30 entries in 15 columns
+    kw = dict(alpha=1e-3, entry_weight_shrinkage=0.05)
+    direct = ConvexDecoder(**kw, solver=ProjectedNewton(newton="direct", tol=1e-9)).fit(Q, y, code)
+    monkeypatch.setattr(module, "DENSE_MAX_FREE", 20)
+    dec = ConvexDecoder(**kw, solver=ProjectedNewton(tol=1e-9)).fit(Q, y, code)
+    assert "columns" in set(dec.history_["newton"])
+    assert dec.objective_ == pytest.approx(direct.objective_, rel=1e-12)
+    # shared weights (15 of them) above the same limit: the diagonal, as before
+    monkeypatch.setattr(module, "DENSE_MAX_FREE", 10)
+    shared = ConvexDecoder(alpha=1e-3, solver=ProjectedNewton(tol=1e-9)).fit(Q, y, code)
+    assert "diagonal" in set(shared.history_["newton"])
