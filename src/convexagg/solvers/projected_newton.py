@@ -181,8 +181,10 @@ class _NewtonStep:
         none (Dask) or holds them on another array library's device.
         """
         sub = self.sub
-        single = getattr(self.objective, "dtype", None) == np.float32
-        if not (single and isinstance(point.P, np.ndarray)):
+        # (NumPy's P first: another array library's dtype does not compare with NumPy's)
+        if not (
+            isinstance(point.P, np.ndarray) and getattr(self.objective, "dtype", None) == np.float32
+        ):
             return sub.evaluate(point.x)
         # value and gradient are the full objective's: not the subsample's, so left out
         return dataclasses.replace(point, value=float("nan"), grad=None, P=point.P[self._rows, ...])
