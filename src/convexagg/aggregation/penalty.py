@@ -182,6 +182,55 @@ class Penalty:
         sums = np.bincount(group, weights=w, minlength=g.size)
         return self.shrink * w - (g * sums)[group]
 
+    def column_groups(self):
+        """The code column of each entry weight, numbered ``0 .. n_groups - 1``.
+
+        Returns
+        -------
+        groups : ndarray of int, shape (n_weights,)
+            The group of each weight.
+        n_groups : int
+            The columns with at least one weight.
+        """
+        if not self.entry_weights:
+            raise ValueError("column_groups needs entry weights (a finite shrink).")
+        groups, g = self._coupling()
+        return groups, g.size
+
+    def grouped_hessian(self, groups, n_groups, n_weights):
+        """``A' R A``: the weights' block of the penalty's Hessian summed over groups.
+
+        ``A[j, groups[j]] = 1`` for each weight ``j`` with ``groups[j] >= 0``; a
+        weight with a negative group is left out. The penalty's part of
+        :meth:`BlockedObjective.grouped_hessian
+        <convexagg.aggregation.BlockedObjective.grouped_hessian>`.
+
+        Parameters
+        ----------
+        groups : ndarray of int, shape (n_weights,)
+            The group of each weight, or a negative number.
+        n_groups : int
+            Number of groups.
+        n_weights : int
+            Number of weights.
+
+        Returns
+        -------
+        H : ndarray of shape (n_groups, n_groups)
+            The grouped Hessian.
+        """
+        groups = np.asarray(groups, dtype=np.intp)
+        keep = groups >= 0
+        if not self.entry_weights:
+            strength = np.broadcast_to(self._weight_strength(n_weights), (n_weights,))
+            return np.diag(np.bincount(groups[keep], weights=strength[keep], minlength=n_groups))
+        # hess R = shrink I - sum_l g_l 1_l 1_l' (1_l: column l's weights), so
+        # A' hess R A = shrink diag(sizes) - C diag(g) C', C[a, l] = weights of l in a
+        column, g = self._coupling()
+        pairs = groups[keep] * g.size + column[keep]
+        counts = np.bincount(pairs, minlength=n_groups * g.size).reshape(n_groups, g.size)
+        return self.shrink * np.diag(counts.sum(axis=1)) - (counts * g) @ counts.T
+
     def shared_weights(self, u):
         """The shared column weights ``w`` that minimise the penalty at entry weights ``u``.
 

@@ -334,12 +334,15 @@ class ProjectedNewton(SolverConfig):
         Hessian-vector products. ``"auto"`` chooses each iteration, by cost:
         direct while ``n_samples |F|^2 <= 3e8``, PCG above (see
         :mod:`~convexagg.solvers.projected_newton`).
-    preconditioner : {"auto", "subsample", "diagonal"}, default="auto"
+    preconditioner : {"auto", "subsample", "columns", "diagonal"}, default="auto"
         For PCG: the Hessian block of every k-th of about 4,000 samples
-        (factorised once per iteration), or the Hessian's diagonal (no
-        ``|F| x |F|`` matrix). ``"auto"``: the subsample up to 700 free
-        variables, the diagonal above (and always, on objectives that cannot
-        be subsampled).
+        (factorised once per iteration); for entry weights, ``"columns"``: that
+        subsample's Hessian diagonal plus the Hessian of the shared column
+        weights (a two-level preconditioner, no ``|F| x |F|`` matrix); or the
+        Hessian's diagonal. ``"auto"``: the subsample up to 700 free
+        variables, above it ``"columns"`` for entry weights of up to 700 code
+        columns and the diagonal otherwise (and always the diagonal on
+        objectives that cannot be subsampled).
     init : {"auto", "uniform", "fixed"}, default="auto"
         Start at the best equal weights (:func:`~convexagg.solvers.uniform_start`)
         or at ``w = 1/M``. ``"auto"``: uniform, except on objectives that cannot
@@ -362,7 +365,7 @@ class ProjectedNewton(SolverConfig):
 
     _parameter_constraints = {
         "newton": [StrOptions({"auto", "direct", "cg"})],
-        "preconditioner": [StrOptions({"auto", "subsample", "diagonal"})],
+        "preconditioner": [StrOptions({"auto", "subsample", "columns", "diagonal"})],
         "init": [StrOptions({"auto", "uniform", "fixed"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -438,6 +441,7 @@ class ProjectedNewton(SolverConfig):
             return direct
         by_preconditioner = {
             "subsample": ("take", "hessian"),
+            "columns": ("take", "grouped_hessian", "hess_diag"),
             "diagonal": ("hess_diag",),
             "auto": ("take", "hessian", "hess_diag"),
         }
