@@ -30,10 +30,10 @@ import joblib
 import matplotlib.pyplot as plt
 import numpy as np
 from distributed import Client, LocalCluster
+from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
-from sklearn.base import clone
 from sklearn.preprocessing import StandardScaler
 
 from convexagg import ConvexAggregationClassifier
@@ -52,7 +52,8 @@ client = Client(cluster)
 X, y = load_digits(return_X_y=True)
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 with joblib.parallel_config(backend="dask"):
-    clf = ConvexAggregationClassifier(binary, code="ovo", cv="in_sample").fit(X, y)
+    clf = ConvexAggregationClassifier(binary, code="ovo", cv="in_sample")
+    clf.fit(X, y)
 
 # %%
 # The aggregation fitted out of core

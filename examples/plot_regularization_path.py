@@ -44,7 +44,11 @@ X_train, X_test, y_train, y_test = train_test_split(
 )
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 clf = ConvexAggregationClassifier(
-    binary, code="ecoc", cv="in_sample", entry_weight_shrinkage=None, random_state=0
+    binary,
+    code="ecoc",
+    cv="in_sample",
+    entry_weight_shrinkage=None,
+    random_state=0,
 )
 clf.fit(X_train, y_train)
 
