@@ -34,24 +34,29 @@ from bench_quality import (
     CANDIDATES_5,
     CANDIDATES_6,
     CHEAP,
+    ENTRY_DEFAULT,
     FOLDS,
     LINEAR,
     NONLINEAR,
     SHARED,
+    alpha_per_row,
     base_lr,
     ca,
     calibrated_ovo,
     cv_c_alpha,
     hgb,
     library_default,
+    log_pooled,
     nonlinear,
     rf,
+    row_order,
 )
 
 MIN_CLASS_ROWS = 6
 MAX_ROWS = 3000
 OUTER_FOLDS = 3
 VARIANT = "variant"
+NONLINEAR_VARIANT = "non-linear variant"  # ranked in place of NONLINEAR_CONVEXAGG
 CHECK = "check"
 DEFAULT = "convexagg (default)"
 CV_VARIANT = "convexagg ovo+ovr, C4 and alpha cross-validated"
@@ -99,11 +104,58 @@ def _hgb_binaries(seed):
     return nonlinear("hgb", FOLDS)(seed)
 
 
+def _hgb_binaries_with(**params):
+    """HGB binaries as :func:`_hgb_binaries` with ``params``; none: the library's default
+    aggregation model, what a user who passes HGB gets."""
+
+    def make(seed):
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        from convexagg import ConvexAggregationClassifier
+
+        hgb = HistGradientBoostingClassifier(max_iter=100)
+        return ConvexAggregationClassifier(hgb, code="ovr", random_state=seed, **params)
+
+    return make
+
+
+# the first switch's default (entry weights 0.01; alpha=1e-4 and folds in row order, as
+# version 0.2) on HGB binaries: measured before the second switch
+_hgb_binaries_entry = _hgb_binaries_with(
+    entry_weight_shrinkage=0.01, alpha=1e-4, cv=row_order(FOLDS)
+)
+
+
+def _shuffled(offset=0, **params):
+    """Today's default (or with ``params``) on shuffled stratified folds
+    (``random_state=seed + offset``) instead of ``check_cv``'s folds in row order."""
+
+    def make(seed):
+        from sklearn.model_selection import StratifiedKFold
+
+        folds = StratifiedKFold(FOLDS, shuffle=True, random_state=seed + offset)
+        return ca(**{"entry_weight_shrinkage": 0.01, **params}, cv=folds)(seed)
+
+    return make
+
+
+_shuffled_default = _shuffled()
+
+
 _C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
 CANDIDATE = "convexagg ovo+ovr CV, ovr penalty +1, cheap"
 CHEAP_SURVIVOR = "convexagg ovo+ovr, C=1, ovr penalty +0.1"
 ENTRY_SURVIVOR = CHEAP_SURVIVOR + ", entry 0.01"
 SHARED_CHECK = "shared weights (0.2 default)"
+LOG_POOLED = "convexagg entry 0.01, log-pooled ensemble"
+LOG_POOLED_CHECK = "entry 0.01 log-pooled"
+SHUFFLED = "convexagg entry 0.01, shuffled folds"
+SHUFFLED_CHECK = "entry 0.01, shuffled folds,"
+NONLINEAR_ENTRY = "convexagg HGB binaries (ovr), cv=5, entry weights 0.01, folds in row order"
+NONLINEAR_DEFAULT = "convexagg HGB binaries (ovr), the default's aggregation"
+# issue 21's first switch (entry weights 0.01), its records kept when the default moved on
+# to shuffled folds and alpha=1e-3
+ENTRY_CHECK = "entry weights 0.01, folds in row order"
 _candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
@@ -207,6 +259,73 @@ METHODS = {
         _own_oof("dirichlet", cv_c_alpha("ovo+ovr")),
     ),
 }
+# issue 21, after the first switch (entry weights 0.01): the entry weights' strength,
+# alpha, the fold ensemble pooled in log space (bench_quality.LogPooled), shuffled folds
+# (and alpha with them: fixed, or per training row, bench_quality.AlphaPerRow), all on
+# that default; and the HGB binaries on the library's aggregation
+METHODS.update(
+    {
+        **{
+            f"convexagg entry {s}": (VARIANT, ca(entry_weight_shrinkage=s))
+            for s in (0.001, 0.003, 0.03, 0.1)
+        },
+        "convexagg entry 0.01, alpha=1e-5": (VARIANT, ca(entry_weight_shrinkage=0.01, alpha=1e-5)),
+        LOG_POOLED: (VARIANT, log_pooled(ca(entry_weight_shrinkage=0.01))),
+        **{
+            f"{LOG_POOLED_CHECK} + {c} on its out-of-fold": (
+                CHECK,
+                _own_oof(c.lower(), log_pooled(ca(entry_weight_shrinkage=0.01))),
+            )
+            for c in ("temperature", "Dirichlet")
+        },
+        NONLINEAR_ENTRY: (NONLINEAR_VARIANT, _hgb_binaries_entry),
+        NONLINEAR_DEFAULT: (NONLINEAR_VARIANT, _hgb_binaries_with()),
+        ENTRY_DEFAULT: (VARIANT, ca(entry_weight_shrinkage=0.01)),
+        **{
+            f"{ENTRY_CHECK} + {c} on its out-of-fold": (
+                CHECK,
+                _own_oof(c.lower(), ca(entry_weight_shrinkage=0.01)),
+            )
+            for c in ("temperature", "Dirichlet")
+        },
+        SHUFFLED: (VARIANT, _shuffled_default),
+        SHUFFLED + ", another seed": (VARIANT, _shuffled(offset=100)),
+        SHUFFLED + ", alpha=3e-4": (VARIANT, _shuffled(alpha=3e-4)),
+        SHUFFLED + ", alpha=1e-3": (VARIANT, _shuffled(alpha=1e-3)),
+        SHUFFLED + ", alpha=1e-3, another seed": (VARIANT, _shuffled(offset=100, alpha=1e-3)),
+        **{
+            f"{SHUFFLED}, alpha={c}/n": (VARIANT, alpha_per_row(_shuffled_default, c))
+            for c in (0.1, 0.2, 0.4)
+        },
+        **{
+            f"{SHUFFLED_CHECK} alpha={c}/n, + {k} on its out-of-fold": (
+                CHECK,
+                _own_oof(k.lower(), alpha_per_row(_shuffled_default, c)),
+            )
+            for c in (0.2, 0.4)
+            for k in ("temperature", "Dirichlet")
+        },
+        "convexagg entry 0.003, shuffled folds": (
+            VARIANT,
+            _shuffled(entry_weight_shrinkage=0.003),
+        ),
+        **{
+            f"{SHUFFLED_CHECK} alpha={a}, + {c} on its out-of-fold": (
+                CHECK,
+                _own_oof(c.lower(), _shuffled(alpha=float(a))),
+            )
+            for a in ("3e-4", "1e-3")
+            for c in ("temperature", "Dirichlet")
+        },
+        **{
+            f"{SHUFFLED_CHECK} + {c} on its out-of-fold": (
+                CHECK,
+                _own_oof(c.lower(), _shuffled_default),
+            )
+            for c in ("temperature", "Dirichlet")
+        },
+    }
+)
 # the checks: checked method -> its (temperature, Dirichlet) check entries
 CHECKED = {
     DEFAULT: ("default + temperature on its out-of-fold", "default + Dirichlet on its out-of-fold"),
@@ -221,6 +340,29 @@ CHECKED = {
         f"{ENTRY_SURVIVOR} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
     SHARED: tuple(f"{SHARED_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")),
+    SHUFFLED: tuple(
+        f"{SHUFFLED_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
+    **{
+        f"{SHUFFLED}, alpha={a}": tuple(
+            f"{SHUFFLED_CHECK} alpha={a}, + {c} on its out-of-fold"
+            for c in ("temperature", "Dirichlet")
+        )
+        for a in ("3e-4", "1e-3")
+    },
+    **{
+        f"{SHUFFLED}, alpha={c}/n": tuple(
+            f"{SHUFFLED_CHECK} alpha={c}/n, + {k} on its out-of-fold"
+            for k in ("temperature", "Dirichlet")
+        )
+        for c in (0.2, 0.4)
+    },
+    ENTRY_DEFAULT: tuple(
+        f"{ENTRY_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
+    LOG_POOLED: tuple(
+        f"{LOG_POOLED_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
 }
 # "convexagg ovr" is both a linear peer of the issue's table and one of the default's ablations.
 ABLATIONS = ("convexagg fit_intercept=True", "convexagg cv=None", "convexagg ensemble=False")
@@ -398,6 +540,29 @@ def tables(rows, names, infos):
             out.append(f"| {g} | " + " | ".join(cells) + f" | {_wins(ll, names, ref, g)} |")
         out.append("")
         checks[fam_name] = {mt: res[mt][0] for mt in res}
+
+    nl_peers = [g for g in nonlinear if g != NONLINEAR_CONVEXAGG]
+    out += [
+        f"### Non-linear variants, each ranked in place of {NONLINEAR_CONVEXAGG} among "
+        "the non-linear peers",
+        "",
+        "| variant | log-loss rank | Brier rank | classwise-ECE rank | wins / losses against "
+        f"{NONLINEAR_CONVEXAGG} (log-loss) | best peer's log-loss / Brier rank beside it |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for v in [NONLINEAR_CONVEXAGG] + _family(NONLINEAR_VARIANT):
+        if not all((n, v) in ll for n in names):
+            continue
+        group = nl_peers + [v]
+        r = {mt: average_ranks(rows, names, group, mt)[0] for mt in ("log_loss", "brier")}
+        r["ece_classwise"] = average_ranks(rows, names, group, "ece_classwise")[0]
+        best = [min(r[mt][g] for g in nl_peers) for mt in ("log_loss", "brier")]
+        wins = "" if v == NONLINEAR_CONVEXAGG else _wins(ll, names, v, NONLINEAR_CONVEXAGG)
+        out.append(
+            f"| {v} | {r['log_loss'][v]:.2f} | {r['brier'][v]:.2f} | "
+            f"{r['ece_classwise'][v]:.2f} | {wins} | {best[0]:.2f} / {best[1]:.2f} |"
+        )
+    out.append("")
 
     peers = [g for g in linear if g != DEFAULT and all((n, g) in ll for n in names)]
     out += [

@@ -90,16 +90,33 @@ def base_lr():
     return LogisticRegression(max_iter=1000)
 
 
+def _shuffled_folds(seed):
+    from sklearn.model_selection import StratifiedKFold
+
+    return StratifiedKFold(FOLDS, shuffle=True, random_state=seed)
+
+
 def _holdout(seed):
     from sklearn.model_selection import StratifiedShuffleSplit
 
     return StratifiedShuffleSplit(1, test_size=0.2, random_state=seed)
 
 
-# version 0.2's default model: one weight per binary classifier (the paper's). Every
-# convexagg setting here is built on it unless it names entry weights, so that the records
-# keep their meaning when the library's default changes (issue 21 switched it).
-SHARED_WEIGHTS = {"entry_weight_shrinkage": None}
+# version 0.2's default model: one weight per binary classifier (the paper's), alpha=1e-4,
+# its weights on folds in row order (scikit-learn's int cv). Every convexagg setting here is
+# built on it unless it names another value, so that the records keep their meaning when
+# the library's defaults change (issue 21 switched to entry weights, then to shuffled folds
+# and alpha=1e-3).
+SHARED_WEIGHTS = {"entry_weight_shrinkage": None, "alpha": 1e-4}
+
+
+def row_order(cv=FOLDS):
+    """An int ``cv`` as the records were measured: stratified folds in row order (what
+    ``check_cv`` makes of it; the library's int now shuffles them)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    isint = isinstance(cv, int) and not isinstance(cv, bool)
+    return StratifiedKFold(cv) if isint else cv
 
 
 def ca(**params):
@@ -112,7 +129,7 @@ def ca(**params):
         from convexagg import ConvexAggregationClassifier
 
         given = {k: v(seed) if callable(v) else v for k, v in params.items()}
-        given = {**SHARED_WEIGHTS, **given}
+        given = {**SHARED_WEIGHTS, **given, "cv": row_order(given.get("cv", FOLDS))}
         return ConvexAggregationClassifier(base_lr(), random_state=seed, **given)
 
     return make
@@ -130,6 +147,7 @@ def library_default(seed):
 # today's default (entry weights 0.01 since issue 21's switch): its records are the old
 # default's, renamed
 SHARED = "convexagg shared weights (0.2 default)"
+ENTRY_DEFAULT = "convexagg entry weights 0.01, folds in row order (the first switch)"
 
 
 # -- issue 21's candidate defaults, prototyped here (no library change) ---------------------
@@ -270,7 +288,8 @@ class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
                 learner(C=c, max_iter=1000),
                 code=self.code,
                 alphas=self.alphas,
-                alpha_cv=self.alpha_cv,
+                alpha_cv=row_order(self.alpha_cv),
+                cv=row_order(),
                 random_state=self.seed,
             ).fit(X, y)
             fits.append((c, model))
@@ -294,9 +313,9 @@ class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
                 model = _with_family(ConvexAggregationClassifier, self.ovr_factor, self.ovr_extra)(
                     learner(C=c_, max_iter=1000),
                     code=self.code,
-                    alpha=a,
                     random_state=self.seed,
-                    **SHARED_WEIGHTS,
+                    cv=row_order(),
+                    **{**SHARED_WEIGHTS, "alpha": a},
                 ).fit(X, y)
             self.model_ = model
         self.classes_ = self.model_.classes_
@@ -335,6 +354,65 @@ class Mixture(ClassifierMixin, BaseEstimator):
 
 def mixture(*factories):
     return lambda seed: Mixture([f(seed) for f in factories])
+
+
+class LogPooled(ClassifierMixin, BaseEstimator):
+    """A convexagg model whose fold ensemble is pooled in log space -- the normalised
+    geometric mean of the members' probabilities -- instead of the mean of the
+    probabilities, which is underconfident when the members differ (a linear pool of
+    calibrated forecasts is: Ranjan & Gneiting 2010). Issue 21 prototype."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self, X, y):
+        from sklearn.base import clone
+
+        self.model_ = clone(self.model).fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X):
+        from scipy.special import softmax
+
+        logs = self.model_._member_decodes(X, "predict_log_proba")
+        return softmax(np.mean(logs, axis=0), axis=1)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def log_pooled(factory):
+    return lambda seed: LogPooled(factory(seed))
+
+
+class AlphaPerRow(ClassifierMixin, BaseEstimator):
+    """A convexagg model whose ``alpha`` is ``per_row / n_samples`` at fit: the
+    objective is the *mean* log-loss plus ``alpha/2 |w|^2``, so a fixed prior on the
+    weights is an ``alpha`` that falls as ``1 / n`` (scikit-learn's ``C`` multiplies the
+    *sum* of the losses: the same scaling). Issue 21 prototype."""
+
+    def __init__(self, model, per_row):
+        self.model = model
+        self.per_row = per_row
+
+    def fit(self, X, y):
+        from sklearn.base import clone
+
+        alpha = self.per_row / len(y)
+        self.model_ = clone(self.model).set_params(alpha=alpha).fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.model_.predict_proba(X)
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def alpha_per_row(factory, per_row):
+    return lambda seed: AlphaPerRow(factory(seed), per_row)
 
 
 # issue 21's candidates (name -> cv_c_alpha arguments), decided before any was run:
@@ -406,7 +484,9 @@ class FamilyC(ClassifierMixin, BaseEstimator):
             for col in code.T
         ]
         cls = _with_family(ConvexAggregationClassifier, 1.0, self.ovr_extra)
-        self.model_ = cls(learners, code="ovo+ovr", random_state=self.seed, **SHARED_WEIGHTS)
+        self.model_ = cls(
+            learners, code="ovo+ovr", random_state=self.seed, cv=row_order(), **SHARED_WEIGHTS
+        )
         self.model_.fit(X, y)
         self.classes_ = self.model_.classes_
         return self
@@ -438,7 +518,7 @@ def ovr_penalty(ovr_extra, **params):
             code="ovo+ovr",
             column_penalty={"ovr": ovr_extra},
             random_state=seed,
-            **{**SHARED_WEIGHTS, **params},
+            **{**SHARED_WEIGHTS, "cv": row_order(), **params},
         )
 
     return make
@@ -469,8 +549,9 @@ def _coded(decoder, **params):
     def make(seed):
         from convexagg import CodeMatrixClassifier, decoders
 
+        given = {**params, "cv": row_order(params.get("cv", FOLDS))}
         return CodeMatrixClassifier(
-            base_lr(), decoder=getattr(decoders, decoder)(), random_state=seed, **params
+            base_lr(), decoder=getattr(decoders, decoder)(), random_state=seed, **given
         )
 
     return make
@@ -528,12 +609,17 @@ def nonlinear(kind, cv):
 
         if kind == "svc":  # margins: decision_function, a margin loss
             return ConvexAggregationClassifier(
-                SVC(), code="ovo", loss="logistic", cv=cv, random_state=seed, **SHARED_WEIGHTS
+                SVC(),
+                code="ovo",
+                loss="logistic",
+                cv=row_order(cv),
+                random_state=seed,
+                **SHARED_WEIGHTS,
             )
         return ConvexAggregationClassifier(
             HistGradientBoostingClassifier(max_iter=100),
             code="ovr",
-            cv=cv,
+            cv=row_order(cv),
             random_state=seed,
             **SHARED_WEIGHTS,
         )
@@ -545,6 +631,9 @@ def nonlinear(kind, cv):
 METHODS = {
     "convexagg (default)": (LINEAR, library_default),
     SHARED: (LINEAR, ca()),
+    # issue 21's first switch (entry weights; alpha=1e-4 and folds in row order as in 0.2),
+    # the default from then until shuffled folds and alpha=1e-3: its records renamed
+    ENTRY_DEFAULT: (LINEAR, ca(entry_weight_shrinkage=0.01)),
     "convexagg cv=None (paper)": (LINEAR, ca(cv="in_sample")),
     "convexagg cv=5 ensemble": (LINEAR, ca(cv=FOLDS, ensemble=True)),
     "convexagg cv=5 refit": (LINEAR, ca(cv=FOLDS, ensemble=False)),
@@ -586,6 +675,21 @@ METHODS = {
     **{f"convexagg {n}": (LINEAR, make) for n, make in {**CANDIDATES_5, **CHECK_5}.items()},
     **{f"convexagg {n}": (LINEAR, make) for n, make in CANDIDATES_6.items()},
     "convexagg ovo+ovr": (LINEAR, ca(code="ovo+ovr")),
+    # issue 21 after the first switch: its default on shuffled folds (not in row order)
+    **{
+        f"convexagg entry 0.01, shuffled folds{n}": (
+            LINEAR,
+            ca(cv=_shuffled_folds, entry_weight_shrinkage=0.01, **o),
+        )
+        for n, o in (("", {}), (", alpha=3e-4", {"alpha": 3e-4}), (", alpha=1e-3", {"alpha": 1e-3}))
+    },
+    **{
+        f"convexagg entry 0.01, shuffled folds, alpha={c}/n": (
+            LINEAR,
+            alpha_per_row(ca(cv=_shuffled_folds, entry_weight_shrinkage=0.01), c),
+        )
+        for c in (0.2, 0.4)
+    },
     # candidate (d) alone on the previous round's Kull-best (the name as in _kull_suite.py)
     "convexagg ovo+ovr, C4 and alpha cross-validated, cheap": (
         LINEAR,
