@@ -35,22 +35,26 @@ def _manual_oof_log_loss(X, y, C, code, n_splits=3):
             target = code[y[rows], l] == 1
             model = LogisticRegression(C=C).fit(X[rows], target)
             Q[test, l] = model.predict_proba(X[test])[:, 1]
-    # the aggregation of the classifier's default model (entry weights)
-    decoder = ConvexDecoder(entry_weight_shrinkage=DEFAULT_ENTRY_WEIGHT_SHRINKAGE).fit(Q, y, code)
+    # the aggregation of the classifier's default model (entry weights, its alpha)
+    decoder = ConvexDecoder(
+        alpha=ConvexAggregationClassifier().alpha,
+        entry_weight_shrinkage=DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
+    ).fit(Q, y, code)
     return -np.mean(decoder.predict_log_proba(Q)[np.arange(y.size), y])
 
 
 def test_choice_equals_the_manual_loop(wine):
     X, y = wine
     Cs = [0.003, 0.03, 1.0]
-    clf = ConvexAggregationClassifier(binary_param_grid={"C": Cs}, cv=3).fit(X, y)
+    folds = StratifiedKFold(3)  # the reference's folds (an int cv shuffles them)
+    clf = ConvexAggregationClassifier(binary_param_grid={"C": Cs}, cv=folds).fit(X, y)
     manual = [_manual_oof_log_loss(X, y, C, one_vs_one(3)) for C in Cs]
     np.testing.assert_allclose(clf.binary_grid_results_["log_loss"], manual, rtol=1e-6)
     assert clf.binary_grid_results_["params"] == [{"C": C} for C in Cs]
     best = Cs[int(np.argmin(manual))]
     assert clf.best_binary_params_ == {"C": best}
     # the members and the aggregation are those of the plain fit at the chosen value
-    plain = ConvexAggregationClassifier(LogisticRegression(C=best), cv=3).fit(X, y)
+    plain = ConvexAggregationClassifier(LogisticRegression(C=best), cv=folds).fit(X, y)
     assert all(est.C == best for member in clf.estimators_ for est in member)
     np.testing.assert_allclose(clf.weights_, plain.weights_, rtol=1e-10)
     np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X), rtol=1e-10)
@@ -72,11 +76,13 @@ def test_picks_the_informative_setting_whatever_its_position(grid):
 def test_without_ensemble_the_chosen_binaries_are_refitted(wine):
     X, y = wine
     clf = ConvexAggregationClassifier(
-        binary_param_grid=[{"C": [0.01]}, {"C": [1.0]}], cv=3, ensemble=False
+        binary_param_grid=[{"C": [0.01]}, {"C": [1.0]}], cv=3, ensemble=False, random_state=0
     ).fit(X, y)
     C = clf.best_binary_params_["C"]
     assert all(est.C == C for est in clf.estimators_[0])
-    plain = ConvexAggregationClassifier(LogisticRegression(C=C), cv=3, ensemble=False).fit(X, y)
+    plain = ConvexAggregationClassifier(
+        LogisticRegression(C=C), cv=3, ensemble=False, random_state=0
+    ).fit(X, y)
     np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X), rtol=1e-10)
     # fit_decoder's new fold models use the chosen value too
     np.testing.assert_allclose(

@@ -154,7 +154,7 @@ def test_fit_help_documents_every_option(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "LogisticRegression" in text and "StandardScaler" in text  # the binary learner
     # the options that set an estimator parameter show the estimator's default
-    assert "weights (default 0.0001, the estimator's)" in text  # --alpha
+    assert "weights (default 0.001, the estimator's)" in text  # --alpha
     assert "(default auto: 0.01, the estimator's)" in text  # --entry-weight-shrinkage
     assert "(default ovo, the estimator's)" in text and "(default 5, the estimator's)" in text
     assert "--loss {cross_entropy,exponential} loss of a binary classifier" in text

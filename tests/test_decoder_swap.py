@@ -131,17 +131,18 @@ def test_fit_decoder_swaps_without_retraining(iris):
 def test_fit_decoder_equals_fitting_with_that_decoder(iris):
     X, y = iris
     for decoder in (BradleyTerryDecoder(), WMAPDecoder(max_outer_iter=5), LossBasedDecoder()):
-        swapped = CodeMatrixClassifier(code="ovr").fit(X, y)
+        swapped = CodeMatrixClassifier(code="ovr", random_state=0).fit(X, y)
         swapped.set_params(decoder=decoder).fit_decoder(X, y)
-        direct = CodeMatrixClassifier(code="ovr", decoder=decoder).fit(X, y)
+        direct = CodeMatrixClassifier(code="ovr", decoder=decoder, random_state=0).fit(X, y)
         np.testing.assert_allclose(swapped.predict_proba(X), direct.predict_proba(X))
     # the convex classifier: change alpha, refit only the weights
-    conv = ConvexAggregationClassifier(code="ovr").fit(X, y)
+    conv = ConvexAggregationClassifier(code="ovr", random_state=0).fit(X, y)
     binaries = list(conv.estimators_)
     conv.set_params(alpha=1e-1).fit_decoder(X, y)
     assert all(a is b for a, b in zip(conv.estimators_, binaries))
     np.testing.assert_allclose(
-        conv.weights_, ConvexAggregationClassifier(code="ovr", alpha=1e-1).fit(X, y).weights_
+        conv.weights_,
+        ConvexAggregationClassifier(code="ovr", alpha=1e-1, random_state=0).fit(X, y).weights_,
     )
 
 

@@ -355,10 +355,11 @@ def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
     clf = ConvexAggregationClassifier(cv=3, random_state=0, solver=solver).fit(X, y)
     code = clf.code_matrix_
     Q, y_idx, _ = clf.training_outputs(X, y)
-    U, w, _, value = _reference_fit(Q, y_idx, code, 1e-4, 0.01, False)
+    U, w, _, value = _reference_fit(Q, y_idx, code, clf.alpha, 0.01, False)
+    assert clf.alpha == 1e-3  # the default
     assert clf.decoder_.converged_
     assert clf.decoder_.objective_ == pytest.approx(value, rel=1e-9)
-    # alpha=1e-4 leaves the weights' common scale weakly determined (strong convexity
+    # a small alpha leaves the weights' common scale weakly determined (strong convexity
     # about alpha): the probabilities are what the objective pins down
     np.testing.assert_allclose(
         clf.decoder_.predict_proba(Q),
@@ -366,7 +367,7 @@ def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
         atol=1e-4,
     )
     # the entries differ from their column's weight by far more than the solver's accuracy
-    # (|projected gradient| <= 1e-10 over a curvature of at least alpha: 1e-6), and the
+    # (|projected gradient| <= 1e-10 over a curvature of at least alpha: 1e-7), and the
     # probabilities from the paper's model's on the same outputs
     assert np.abs(clf.entry_weights_ - (code != 0) * clf.weights_).max() > 1e-2
     paper = ConvexDecoder(solver=solver).fit(Q, y_idx, code)

@@ -15,7 +15,11 @@ from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
 from helpers import DECODERS, make_decoder
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
-DEFAULT_MODEL = {"entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE}
+# the classifier's default aggregation model, as ConvexDecoder parameters
+DEFAULT_MODEL = {
+    "entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
+    "alpha": ConvexAggregationClassifier().alpha,
+}
 
 
 @parametrize_with_checks(
@@ -52,9 +56,9 @@ def test_any_label_type_and_predict_is_argmax(iris):
 
 def test_convex_classifier_equals_code_matrix_with_convex_decoder(iris):
     X, y = iris
-    a = ConvexAggregationClassifier(code="ovr", alpha=1e-3).fit(X, y)
-    decoder = ConvexDecoder(alpha=1e-3, **DEFAULT_MODEL)
-    b = CodeMatrixClassifier(code="ovr", decoder=decoder).fit(X, y)
+    a = ConvexAggregationClassifier(code="ovr", alpha=1e-2, random_state=0).fit(X, y)
+    decoder = ConvexDecoder(**{**DEFAULT_MODEL, "alpha": 1e-2})
+    b = CodeMatrixClassifier(code="ovr", decoder=decoder, random_state=0).fit(X, y)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
@@ -101,8 +105,8 @@ def test_prefit_uses_given_binaries(iris):
 def test_custom_code_and_n_jobs(iris):
     X, y = iris
     code = np.array([[1, 1, 0], [-1, 0, 1], [0, -1, -1]])
-    a = CodeMatrixClassifier(code=code, n_jobs=2).fit(X, y)
-    b = CodeMatrixClassifier(code=code).fit(X, y)
+    a = CodeMatrixClassifier(code=code, n_jobs=2, random_state=0).fit(X, y)
+    b = CodeMatrixClassifier(code=code, random_state=0).fit(X, y)
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X))
     with pytest.raises(ValueError, match="code has 2 rows but there are 3 classes"):
         CodeMatrixClassifier(code=code[:2]).fit(X, y)
@@ -334,9 +338,12 @@ def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
     from convexagg.binary import fold_binaries
 
     X, y = make_classification(200, 5, n_informative=4, n_redundant=0, n_classes=3, random_state=0)
-    clf = ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo").fit(X, y)
+    clf = ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", random_state=0)
+    clf.fit(X, y)
     assert clf.ensemble_ and len(clf.estimators_) == 5  # cv=5, the fold binaries kept
-    splits = list(StratifiedKFold(5).split(X, y))
+    # an int cv: scikit-learn's stratified folds, shuffled by the seed drawn from random_state
+    folds = StratifiedKFold(5, shuffle=True, random_state=clf._fold_seed)
+    splits = list(folds.split(X, y))
     _, Q, covered = fold_binaries(LogisticRegression(), X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
     ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_)

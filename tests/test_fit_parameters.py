@@ -25,7 +25,10 @@ from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
 from convexagg.solvers import ProjectedNewton
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
-DEFAULT_MODEL = {"entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE}
+DEFAULT_MODEL = {
+    "entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
+    "alpha": ConvexAggregationClassifier().alpha,
+}
 
 TIGHT = LogisticRegression(tol=1e-10, max_iter=10_000)
 

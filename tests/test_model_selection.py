@@ -177,7 +177,7 @@ def test_verbose_reports_the_folds_and_the_stages(iris, capsys):
 
 def test_cv_none_warns_and_means_in_sample():
     X, y = load_iris(return_X_y=True)
-    kwargs = dict(code="ovr", alphas=3, alpha_cv=3)
+    kwargs = dict(code="ovr", alphas=3, alpha_cv=3, random_state=0)
     new = ConvexAggregationClassifierCV(cv="in_sample", **kwargs).fit(X, y)
     with pytest.warns(FutureWarning, match="cv='in_sample'"):
         old = ConvexAggregationClassifierCV(cv=None, **kwargs).fit(X, y)

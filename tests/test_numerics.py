@@ -275,8 +275,8 @@ def test_fold_with_one_class_only(iris):
 
 def test_float32_X(iris):
     X, y = iris
-    P64 = ConvexAggregationClassifier().fit(X, y).predict_proba(X)
-    clf = ConvexAggregationClassifier().fit(X.astype(np.float32), y)
+    P64 = ConvexAggregationClassifier(random_state=0).fit(X, y).predict_proba(X)
+    clf = ConvexAggregationClassifier(random_state=0).fit(X.astype(np.float32), y)
     P32 = clf.predict_proba(X.astype(np.float32))
     _assert_probabilities(P32, 150, 3)
     np.testing.assert_allclose(P32, P64, atol=1e-2)  # the binaries' own float32 rounding

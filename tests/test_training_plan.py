@@ -160,10 +160,9 @@ def test_frozen_binaries_in_the_cv_estimator_and_a_code_matrix_classifier(iris):
     X, y = iris
     binaries = _binaries(X, y)
     frozen = [FrozenEstimator(b) for b in binaries]
-    cv_est = ConvexAggregationClassifierCV(frozen, code="ovr", alphas=[1e-3, 1e-1], alpha_cv=3)
-    prefit = ConvexAggregationClassifierCV(
-        binaries, code="ovr", cv="prefit", alphas=[1e-3, 1e-1], alpha_cv=3
-    )
+    settings = {"code": "ovr", "alphas": [1e-3, 1e-1], "alpha_cv": 3, "random_state": 0}
+    cv_est = ConvexAggregationClassifierCV(frozen, **settings)
+    prefit = ConvexAggregationClassifierCV(binaries, cv="prefit", **settings)
     np.testing.assert_allclose(cv_est.fit(X, y).cv_scores_, prefit.fit(X, y).cv_scores_)
     cmc = CodeMatrixClassifier(frozen, code="ovr", decoder=ConvexDecoder()).fit(X, y)
     assert cmc.estimators_ == [list(frozen)]
@@ -212,3 +211,42 @@ def test_cv_none_warns_at_the_callers_line(iris, Estimator):
     with pytest.warns(FutureWarning, match="write cv='in_sample'") as record:
         Estimator(code="ovr", cv=None, **extra).fit(X, y)
     assert [w.filename for w in record if w.category is FutureWarning] == [__file__]
+
+
+def _fold_of_each_row(splits, n):
+    fold = np.full(n, -1)
+    for k, (_, test) in enumerate(splits):
+        fold[test] = k
+    return fold
+
+
+def test_an_int_cv_is_shuffled_stratified_folds():
+    """An int ``cv`` is scikit-learn's ``StratifiedKFold`` shuffled by a seed drawn from
+    ``random_state``, not its folds in row order: on rows sorted by class and, within
+    a class, by a feature, those would be blocks of the feature's range."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(120, 4, n_informative=3, n_redundant=0, n_classes=3, random_state=0)
+    order = np.lexsort((X[:, 0], y))
+    X, y = X[order], y[order]
+    clf = ConvexAggregationClassifier(cv=4, random_state=0).fit(X, y)
+    shuffled = StratifiedKFold(4, shuffle=True, random_state=clf._fold_seed)
+    np.testing.assert_array_equal(clf.oof_fold_, _fold_of_each_row(shuffled.split(X, y), y.size))
+    in_order = _fold_of_each_row(StratifiedKFold(4).split(X, y), y.size)
+    assert (clf.oof_fold_ != in_order).mean() > 0.5
+    # the same as that splitter passed explicitly; a seed fixes the folds, another moves them
+    explicit = ConvexAggregationClassifier(cv=shuffled, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(explicit.predict_proba(X), clf.predict_proba(X))
+    again = ConvexAggregationClassifier(cv=4, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
+    other = ConvexAggregationClassifier(cv=4, random_state=1).fit(X, y)
+    assert (other.oof_fold_ != clf.oof_fold_).any()
+    # fit_decoder's new fold models are trained on the fit's folds
+    refit = ConvexAggregationClassifier(cv=4, ensemble=False, random_state=0).fit(X, y)
+    weights = refit.weights_.copy()
+    np.testing.assert_allclose(refit.fit_decoder(X, y).weights_, weights, rtol=1e-12)
+    # alpha_cv's folds are shuffled by the same seed
+    cv_est = ConvexAggregationClassifierCV(cv="in_sample", alphas=[1e-3, 1e-1], alpha_cv=4)
+    scores = [cv_est.set_params(random_state=s).fit(X, y).cv_scores_ for s in (0, 0, 1)]
+    np.testing.assert_array_equal(scores[0], scores[1])
+    assert not np.array_equal(scores[0], scores[2])

@@ -40,10 +40,15 @@ array-like, default="ovo"
     "cv": """\
 cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default=5
     Which binary outputs the weights (the decoder) are fitted on. An int
-    (folds of :class:`~sklearn.model_selection.StratifiedKFold`) or a
-    splitter: out-of-fold outputs, which look like the outputs the binaries
-    give at test time (see ``ensemble``). "in_sample": the outputs of binaries trained on all
-    rows, on those same rows (the paper's protocol: one set of binaries,
+    or a splitter: out-of-fold outputs, which look like the outputs the
+    binaries give at test time (see ``ensemble``). An int is that many folds of
+    :class:`~sklearn.model_selection.StratifiedKFold` *shuffled* (seeded by
+    ``random_state``), unlike scikit-learn's int ``cv``, whose folds follow
+    the row order: rows stored sorted (by speaker, by an enumeration of the
+    attributes) then give folds unlike a random test part, and weights too
+    timid (QUALITY.md, "Shuffled folds"). Pass ``StratifiedKFold(5)`` for folds
+    in row order, a group splitter for grouped rows. "in_sample": the outputs
+    of binaries trained on all rows, on those same rows (the paper's protocol: one set of binaries,
     but their outputs on their own training rows are more confident than at
     test time, and weights fitted on them give overconfident probabilities;
     QUALITY.md measures it). "prefit": ``estimator`` holds already-fitted
@@ -81,8 +86,9 @@ n_jobs : int, default=None
 random_state : int, RandomState instance or None, default=None
     Seeds random codes and the binary learners' own ``random_state``
     parameters where those are left at None (one seed per column, the same
-    in every fold); an int makes ``fit`` reproducible. A cross-validation
-    splitter passed as ``cv`` keeps its own seed.""",
+    in every fold), and shuffles the folds of an int ``cv`` (and ``alpha_cv``);
+    an int makes ``fit`` reproducible, None draws from NumPy's global
+    generator. A cross-validation splitter passed as ``cv`` keeps its own seed.""",
     "verbose": """\
 verbose : int, default=0
     Progress messages, at scikit-learn's levels: 0 is silent; 1 prints a

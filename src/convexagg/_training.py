@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import check_cv
+from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
@@ -106,6 +106,7 @@ class Plan:
     kind: str
     splitter: object = None  # the cv of out-of-fold outputs (int, splitter or iterable)
     ensemble: bool = False
+    fold_seed: int | None = None  # shuffles the folds of an int cv (see cv_splits)
 
     @property
     def prefit(self):
@@ -406,7 +407,7 @@ def _fold_lines(n_folds, M):
 def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
     """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``;
     ``log``: a :class:`~convexagg._utils.Reporter` told of each fold's binaries."""
-    splits = cv_splits(cv, p.X, p.y, p.split_params.get("cv", {}))
+    splits = cv_splits(cv, p.X, p.y, p.split_params.get("cv", {}), seed=p.plan.fold_seed)
     M, done = p.code.shape[1], None
     if log is not None:
         log(f"out-of-fold outputs: {len(splits)} folds x {M} binary classifiers")
@@ -427,17 +428,25 @@ def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
     return members, Q, np.flatnonzero(covered), [test for _, test in splits]
 
 
-def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY):
+def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY, seed=None):
     """The ``(train, test)`` splits of the cv parameter ``name`` on ``(X, y)``, as a list
-    (a one-shot iterable is read once). The splitter's own errors (e.g. stratified
-    folds with more folds than members of every class) are raised naming ``name``
-    and ``remedy``, since the user set ``name``, not scikit-learn's ``n_splits``."""
+    (a one-shot iterable is read once). An int is that many stratified folds shuffled
+    by ``seed``, not scikit-learn's folds in row order: the outputs on them stand in for
+    the outputs on new rows, and folds in row order make them depend on how the rows
+    were sorted (a file sorted by speaker or enumerating attribute values gives folds
+    unlike a random test part; QUALITY.md, "Shuffled folds"). The splitter's own errors
+    (e.g. stratified folds with more folds than members of every class) are raised
+    naming ``name`` and ``remedy``, since the user set ``name``, not scikit-learn's
+    ``n_splits``."""
     if isinstance(cv, numbers.Integral) and cv > len(y):
         raise ValueError(
             f"{name}={cv} folds need at least {cv} training samples, got {len(y)}; {remedy}."
         )
+    splitter = cv
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        splitter = StratifiedKFold(cv, shuffle=True, random_state=seed)
     try:
-        splits = list(check_cv(cv, y, classifier=True).split(X, y, **params))
+        splits = list(check_cv(splitter, y, classifier=True).split(X, y, **params))
     except ValueError as e:
         raise ValueError(
             f"{name}={cv!r} cannot split these {len(y)} samples ({e}); {remedy}."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from dataclasses import replace
 from inspect import signature
 from numbers import Integral, Real
 
@@ -410,6 +411,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             train=not prefit,
         )
         seeds = column_seeds(rng, code.shape[1])
+        # drawn after the columns' seeds, which a seed fixes as before
+        plan = replace(plan, fold_seed=int(check_random_state(rng).randint(2**31 - 1)))
         return Problem(
             X,
             y_enc,
@@ -513,6 +516,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.code_matrix_ = p.code
         # the fitted plan, in plain types (a model file holds only trusted types)
         self._plan_kind, self._plan_splitter = p.plan.kind, p.plan.splitter
+        self._fold_seed = p.plan.fold_seed
         self._fold_tests = training.tests
         self._n_samples_fit = p.y.size
         self.ensemble_ = training.tests is not None
@@ -528,7 +532,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _fitted(self):
         """The fitted plan (:class:`convexagg._training.Fitted`): which outputs the decoder
         was fitted on, the members and, for an ensemble, their test rows."""
-        plan = Plan(self._plan_kind, self._plan_splitter, self.ensemble_)
+        seed = getattr(self, "_fold_seed", None)
+        plan = Plan(self._plan_kind, self._plan_splitter, self.ensemble_, seed)
         return Fitted(plan, self.estimators_, self._fold_tests, self._n_samples_fit)
 
     def _set_out_of_fold(self, training, decoder):
@@ -995,7 +1000,12 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
     ----------
     %(estimator)s
     %(code)s
-    %(alpha)s
+    alpha : float, default=1e-3
+        %(alpha.description)s
+        The default is ten times :class:`ConvexDecoder`'s: with the weights
+        fitted on shuffled out-of-fold outputs it kept the Kull et al. suite's
+        sets of few rows per class from confident mistakes (QUALITY.md,
+        "Shuffled folds").
     %(loss)s
     %(penalty)s
     %(l1_ratio)s
@@ -1052,7 +1062,7 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         estimator=None,
         *,
         code="ovo",
-        alpha=1e-4,
+        alpha=1e-3,
         loss="cross_entropy",
         penalty="l2",
         l1_ratio=None,

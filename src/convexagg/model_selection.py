@@ -81,7 +81,8 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         Grid of regularisation strengths, or its size ``n`` for
         ``np.logspace(-6, 0, n)`` (:func:`default_alphas`).
     alpha_cv : int, cross-validation generator or iterable, default=5
-        Folds on which each ``alpha`` is scored (``StratifiedKFold`` for an int).
+        Folds on which each ``alpha`` is scored (for an int, ``StratifiedKFold``
+        shuffled by ``random_state``, as an int ``cv``).
     %(loss)s
     %(penalty)s
     %(l1_ratio)s
@@ -202,7 +203,9 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     def _alpha_folds(self, p, rows):
         """The ``alpha_cv`` splits of ``rows`` (positions into ``rows``)."""
         params = rows_of(p.X, p.split_params.get("alpha_cv", {}), rows)
-        return cv_splits(self.alpha_cv, rows, p.y[rows], params, "alpha_cv", "pass fewer folds")
+        return cv_splits(
+            self.alpha_cv, rows, p.y[rows], params, "alpha_cv", "pass fewer folds", p.plan.fold_seed
+        )
 
     def _fold_outputs(self, p, train, val):
         """Outputs on a fold's training and held-out rows of binaries trained on its
