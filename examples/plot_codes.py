@@ -45,7 +45,9 @@ binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 confusion = confusion_matrix(
     y_train,
     cross_val_predict(
-        ConvexAggregationClassifier(binary, code="ovr"), X_train, y_train
+        ConvexAggregationClassifier(binary, code="ovr", random_state=0),
+        X_train,
+        y_train,
     ),
 )
 rows, cols = np.triu_indices(10, k=1)

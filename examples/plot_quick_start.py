@@ -35,7 +35,9 @@ X_train, X_test, y_train, y_test = train_test_split(
     X, y, test_size=0.5, stratify=y, random_state=0
 )
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-clf = ConvexAggregationClassifier(binary, code="ovo").fit(X_train, y_train)
+clf = ConvexAggregationClassifier(binary, code="ovo", random_state=0).fit(
+    X_train, y_train
+)
 print(clf.code_matrix_.shape, "code matrix (classes x binary classifiers)")
 
 # %%

@@ -45,7 +45,9 @@ X_train, X_test, y_train, y_test = train_test_split(
 binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
 models = {
-    "convex aggregation": ConvexAggregationClassifier(binary, code="ovo"),
+    "convex aggregation": ConvexAggregationClassifier(
+        binary, code="ovo", random_state=0
+    ),
     "OvO + sigmoid": CalibratedClassifierCV(
         OneVsOneClassifier(binary), method="sigmoid"
     ),

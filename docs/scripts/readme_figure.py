@@ -36,7 +36,9 @@ def main():
     )
     binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     models = {
-        "convexagg (convex aggregation)": ConvexAggregationClassifier(binary, code="ovo"),
+        "convexagg (convex aggregation)": ConvexAggregationClassifier(
+            binary, code="ovo", random_state=0
+        ),
         "OvO + CalibratedClassifierCV(sigmoid)": CalibratedClassifierCV(
             OneVsOneClassifier(binary), method="sigmoid"
         ),

@@ -46,7 +46,7 @@ cv : int, cross-validation generator, iterable, "in_sample" or "prefit", default
     ``random_state``), unlike scikit-learn's int ``cv``, whose folds follow
     the row order: rows stored sorted (by speaker, by an enumeration of the
     attributes) then give folds unlike a random test part, and weights too
-    timid (QUALITY.md, "Shuffled folds"). Pass ``StratifiedKFold(5)`` for folds
+    timid (QUALITY.md, "The second switch"). Pass ``StratifiedKFold(5)`` for folds
     in row order, a group splitter for grouped rows. "in_sample": the outputs
     of binaries trained on all rows, on those same rows (the paper's protocol: one set of binaries,
     but their outputs on their own training rows are more confident than at

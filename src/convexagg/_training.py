@@ -434,7 +434,7 @@ def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY, seed=None):
     by ``seed``, not scikit-learn's folds in row order: the outputs on them stand in for
     the outputs on new rows, and folds in row order make them depend on how the rows
     were sorted (a file sorted by speaker or enumerating attribute values gives folds
-    unlike a random test part; QUALITY.md, "Shuffled folds"). The splitter's own errors
+    unlike a random test part; QUALITY.md, "The second switch"). The splitter's own errors
     (e.g. stratified folds with more folds than members of every class) are raised
     naming ``name`` and ``remedy``, since the user set ``name``, not scikit-learn's
     ``n_splits``."""

@@ -1004,8 +1004,8 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
         %(alpha.description)s
         The default is ten times :class:`ConvexDecoder`'s: with the weights
         fitted on shuffled out-of-fold outputs it kept the Kull et al. suite's
-        sets of few rows per class from confident mistakes (QUALITY.md,
-        "Shuffled folds").
+        sets of few rows per class from confident mistakes (QUALITY.md, "The
+        second switch").
     %(loss)s
     %(penalty)s
     %(l1_ratio)s
