@@ -249,7 +249,17 @@ def floored_lr(floor):
     return FlooredLR
 
 
-class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
+class _PredictsWithModel:
+    """The prototypes' predictions: those of the fitted ``model_`` they wrap."""
+
+    def predict_proba(self, X):
+        return self.model_.predict_proba(X)
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+class CrossValidatedCAlpha(_PredictsWithModel, ClassifierMixin, BaseEstimator):
     """convexagg with the binaries' ``C`` and the aggregation's ``alpha`` both chosen by
     the aggregation's cross-validated log-loss on the out-of-fold outputs (issue 21's
     check of the in-sample ``binary_param_grid`` choice): one
@@ -321,12 +331,6 @@ class CrossValidatedCAlpha(ClassifierMixin, BaseEstimator):
         self.classes_ = self.model_.classes_
         return self
 
-    def predict_proba(self, X):
-        return self.model_.predict_proba(X)
-
-    def predict(self, X):
-        return self.model_.predict(X)
-
 
 def cv_c_alpha(code, Cs=(0.01, 0.1, 1.0, 10.0), alphas=7, **options):
     return lambda seed: CrossValidatedCAlpha(code, Cs, alphas, seed, **options)
@@ -386,7 +390,7 @@ def log_pooled(factory):
     return lambda seed: LogPooled(factory(seed))
 
 
-class AlphaPerRow(ClassifierMixin, BaseEstimator):
+class AlphaPerRow(_PredictsWithModel, ClassifierMixin, BaseEstimator):
     """A convexagg model whose ``alpha`` is ``per_row / n_samples`` at fit: the
     objective is the *mean* log-loss plus ``alpha/2 |w|^2``, so a fixed prior on the
     weights is an ``alpha`` that falls as ``1 / n`` (scikit-learn's ``C`` multiplies the
@@ -403,12 +407,6 @@ class AlphaPerRow(ClassifierMixin, BaseEstimator):
         self.model_ = clone(self.model).set_params(alpha=alpha).fit(X, y)
         self.classes_ = self.model_.classes_
         return self
-
-    def predict_proba(self, X):
-        return self.model_.predict_proba(X)
-
-    def predict(self, X):
-        return self.model_.predict(X)
 
 
 def alpha_per_row(factory, per_row):
@@ -460,7 +458,7 @@ CANDIDATES_4 = {
 # or the one-vs-rest columns shrunk toward 0 at C=1 and the default alpha
 
 
-class FamilyC(ClassifierMixin, BaseEstimator):
+class FamilyC(_PredictsWithModel, ClassifierMixin, BaseEstimator):
     """``ConvexAggregationClassifier(code="ovo+ovr")`` with the one-vs-one binaries at
     ``C_ovo`` and the one-vs-rest binaries at ``C_ovr``: the library's list of per-column
     learners, built at ``fit`` from the number of classes (a column of
@@ -490,12 +488,6 @@ class FamilyC(ClassifierMixin, BaseEstimator):
         self.model_.fit(X, y)
         self.classes_ = self.model_.classes_
         return self
-
-    def predict_proba(self, X):
-        return self.model_.predict_proba(X)
-
-    def predict(self, X):
-        return self.model_.predict(X)
 
 
 def family_c(C_ovr, **options):
