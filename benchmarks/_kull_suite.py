@@ -140,6 +140,7 @@ def _shuffled(offset=0, **params):
 
 
 _shuffled_default = _shuffled()
+_shuffled_survivor = _shuffled(code="ovo+ovr", column_penalty={"ovr": 0.1}, alpha=1e-3)
 
 
 _C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
@@ -156,6 +157,10 @@ NONLINEAR_DEFAULT = "convexagg HGB binaries (ovr), the default's aggregation"
 # issue 21's first switch (entry weights 0.01), its records kept when the default moved on
 # to shuffled folds and alpha=1e-3
 ENTRY_CHECK = "entry weights 0.01, folds in row order"
+SHUFFLED_SURVIVOR = (
+    "convexagg ovo+ovr, C=1, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3"
+)
+SHUFFLED_SURVIVOR_CHECK = "ovo+ovr, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3,"
 _candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
@@ -305,6 +310,15 @@ METHODS.update(
             for c in (0.2, 0.4)
             for k in ("temperature", "Dirichlet")
         },
+        # the cheap one-vs-one-and-rest survivor on the second switch's folds and alpha
+        SHUFFLED_SURVIVOR: (VARIANT, _shuffled_survivor),
+        **{
+            f"{SHUFFLED_SURVIVOR_CHECK} + {c} on its out-of-fold": (
+                CHECK,
+                _own_oof(c.lower(), _shuffled_survivor),
+            )
+            for c in ("temperature", "Dirichlet")
+        },
         "convexagg entry 0.003, shuffled folds": (
             VARIANT,
             _shuffled(entry_weight_shrinkage=0.003),
@@ -357,6 +371,9 @@ CHECKED = {
         )
         for c in (0.2, 0.4)
     },
+    SHUFFLED_SURVIVOR: tuple(
+        f"{SHUFFLED_SURVIVOR_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
     ENTRY_DEFAULT: tuple(
         f"{ENTRY_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),

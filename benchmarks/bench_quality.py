@@ -675,6 +675,16 @@ METHODS = {
         )
         for n, o in (("", {}), (", alpha=3e-4", {"alpha": 3e-4}), (", alpha=1e-3", {"alpha": 1e-3}))
     },
+    "convexagg ovo+ovr, C=1, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3": (
+        LINEAR,
+        ca(
+            code="ovo+ovr",
+            column_penalty={"ovr": 0.1},
+            entry_weight_shrinkage=0.01,
+            alpha=1e-3,
+            cv=_shuffled_folds,
+        ),
+    ),
     **{
         f"convexagg entry 0.01, shuffled folds, alpha={c}/n": (
             LINEAR,
