@@ -27,13 +27,16 @@ def wine():
 
 
 def _manual_oof_log_loss(X, y, C, code, n_splits=3):
-    """Aggregated out-of-fold log-loss, everything but the decoder written here."""
+    """Aggregated out-of-fold log-loss, everything but the decoder written here. A
+    column's model is refitted fold after fold with scikit-learn's ``warm_start``, as
+    the classifier trains ``LogisticRegression`` binaries."""
     Q = np.zeros((y.size, code.shape[1]))
+    models = [LogisticRegression(C=C, warm_start=True) for _ in range(code.shape[1])]
     for train, test in StratifiedKFold(n_splits).split(X, y):
-        for l in range(code.shape[1]):
+        for l, model in enumerate(models):
             rows = train[code[y[train], l] != 0]
             target = code[y[rows], l] == 1
-            model = LogisticRegression(C=C).fit(X[rows], target)
+            model.fit(X[rows], target)
             Q[test, l] = model.predict_proba(X[test])[:, 1]
     # the aggregation of the classifier's default model (entry weights, its alpha)
     decoder = ConvexDecoder(

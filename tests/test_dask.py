@@ -343,8 +343,8 @@ def test_estimator_trains_binaries_on_the_cluster(client):
         with joblib.parallel_config(backend="dask"):
             clf = ConvexAggregationClassifier(LogisticRegression(), code="ovo", random_state=0)
             clf.fit(X, y)
-    # _fold_binary: the default fits the binaries on folds (cv=5)
-    fitted_on = {t["worker"] for t in tasks.data if "_fold_binary" in str(t["key"])}
+    # _fold_chain: the default fits each column's binaries on the folds (cv=5) in turn
+    fitted_on = {t["worker"] for t in tasks.data if "_fold_chain" in str(t["key"])}
     assert fitted_on and fitted_on <= worker_addresses
     ref = ConvexAggregationClassifier(LogisticRegression(), code="ovo", random_state=0).fit(X, y)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=0, atol=1e-10)

@@ -614,13 +614,18 @@ class _FitReturnsNone(LogisticRegression):
         super().fit(X, y, sample_weight=sample_weight)
 
 
+class _FitReturnsSelf(LogisticRegression):
+    """The reference: the same learner, its fit returning the fitted object."""
+
+
 @pytest.mark.parametrize("cv, warm_start", [("in_sample", False), ("in_sample", True), (3, False)])
 def test_a_learner_whose_fit_returns_none(iris, cv, warm_start):
     X, y = iris
     clf = ConvexAggregationClassifier(
         _FitReturnsNone(max_iter=1000), cv=cv, random_state=0, warm_start=warm_start
     )
-    ref = ConvexAggregationClassifier(LogisticRegression(max_iter=1000), cv=cv, random_state=0)
+    # a subclass too, so that its folds are fitted the same way (cold, not in a warm chain)
+    ref = ConvexAggregationClassifier(_FitReturnsSelf(max_iter=1000), cv=cv, random_state=0)
     clf.fit(X, y)
     clf.fit(X, y)  # a warm refit too
     np.testing.assert_allclose(clf.predict_proba(X), ref.fit(X, y).predict_proba(X), rtol=1e-6)

@@ -344,7 +344,8 @@ def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
     # an int cv: scikit-learn's stratified folds, shuffled by the seed drawn from random_state
     folds = StratifiedKFold(5, shuffle=True, random_state=clf._fold_seed)
     splits = list(folds.split(X, y))
-    _, Q, covered = fold_binaries(LogisticRegression(), X, y, clf.code_matrix_, splits, "proba")
+    learner = _RefusesItsTrainingRows()  # a LogisticRegression each, fitted cold
+    _, Q, covered = fold_binaries(learner, X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
     ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)

@@ -86,7 +86,7 @@ def test_out_of_fold_outputs_are_computed_once_and_cross_validated(iris):
         solver=ProjectedNewton(tol=1e-10),
     ).fit(X, y)
     assert len(FIT_CALLS) == 3 * 3  # the out-of-fold folds (kept as an ensemble), no more
-    Q = out_of_fold_outputs(LogisticRegression(), X, y, clf.code_matrix_, cv, "proba")
+    Q = out_of_fold_outputs(CountingLogisticRegression(), X, y, clf.code_matrix_, cv, "proba")
     expected = np.empty((3, 4))
     for f, (train, val) in enumerate(alpha_cv.split(X, y)):
         for j, alpha in enumerate([1.0, 1e-2, 1e-4]):

@@ -5,11 +5,14 @@ import sys
 
 import pytest
 from sklearn.datasets import load_iris
+from sklearn.tree import DecisionTreeClassifier
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
 from convexagg.datasets import make_broken_classifier_outputs
 
 ELAPSED = r", \d+\.\d s elapsed$"
+CHAINED_TEXT = "(each column's 3 folds in turn)"
+CHAINED = re.escape(CHAINED_TEXT)
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +41,9 @@ def test_level_1_a_line_per_stage(iris, capsys):
     first = "[ConvexAggregationClassifier] out-of-fold outputs: 3 folds x 3 binary classifiers"
     assert own[0] == first
     folds = [line for line in own if "binaries:" in line]
-    assert len(folds) == 3  # one line per fold, none per binary
-    for f, line in enumerate(folds, 1):
-        assert re.search(rf"binaries: fold {f} of 3, 3 of 3 trained{ELAPSED}", line), line
+    assert len(folds) == 3  # one line per fold's worth of binaries, none per binary
+    for f, line in enumerate(folds, 1):  # LogisticRegression: each column's folds in turn
+        assert re.search(rf"binaries: {3 * f} of 9 trained {CHAINED}{ELAPSED}", line), line
     assert own[-1] == "[ConvexAggregationClassifier] fitting ConvexDecoder on 150 x 3 outputs"
     (weights,) = _lines(captured.out, "ConvexDecoder")  # no solver iterations at level 1
     assert weights == (
@@ -50,11 +53,23 @@ def test_level_1_a_line_per_stage(iris, capsys):
     assert captured.err == ""  # no progress bar: standard error is not a terminal
 
 
+def _binary_lines(out):
+    lines = [line for line in out.splitlines() if "binaries:" in line]
+    return [re.sub(ELAPSED, "", line.split("] ", 1)[1]) for line in lines]
+
+
+def test_level_1_fold_by_fold_for_learners_fitted_cold(iris, capsys):
+    """A learner whose folds are independent tasks is reported fold by fold."""
+    _, captured = _fit(iris, capsys, cv=3, verbose=1, estimator=DecisionTreeClassifier())
+    assert _binary_lines(captured.out) == [
+        f"binaries: fold {f} of 3, 3 of 3 trained" for f in (1, 2, 3)
+    ]
+
+
 def test_level_2_adds_each_binary_and_the_solver_iterations(iris, capsys):
     clf, captured = _fit(iris, capsys, cv=3, verbose=2)
-    binaries = [line for line in captured.out.splitlines() if "binaries:" in line]
-    expected = [f"binaries: fold {f} of 3, {k} of 3 trained" for f in (1, 2, 3) for k in (1, 2, 3)]
-    assert [re.sub(ELAPSED, "", line.split("] ", 1)[1]) for line in binaries] == expected
+    expected = [f"binaries: {k} of 9 trained {CHAINED_TEXT}" for k in range(1, 10)]
+    assert _binary_lines(captured.out) == expected
     iterations = [line for line in captured.out.splitlines() if "] iteration " in line]
     assert len(iterations) == clf.n_iter_ + 1  # the start and each iteration
     assert all(line.startswith("[ConvexDecoder] iteration") for line in iterations)
@@ -66,7 +81,7 @@ def test_in_sample_and_refitted_binaries_are_reported(iris, capsys):
     assert re.search(rf"binaries: 3 of 3 trained{ELAPSED}", captured.out, re.M)
     assert "fold" not in captured.out
     _, captured = _fit(iris, capsys, cv=3, ensemble=False, verbose=1)
-    assert len(re.findall(r"binaries: fold \d of 3, 3 of 3 trained", captured.out)) == 3
+    assert len(re.findall(rf"binaries: \d of 9 trained {CHAINED}", captured.out)) == 3
     assert re.search(rf"binaries on all rows: 3 of 3 trained{ELAPSED}", captured.out, re.M)
 
 

@@ -44,6 +44,7 @@ from .binary import (
     fold_binaries,
     predict_binaries,
     predict_binaries_on_device,
+    starts_folds_warm,
 )
 
 __all__ = [
@@ -158,8 +159,10 @@ def plan(cv, ensemble, estimator, warn=False):
     frozen = _frozen(estimator)
     # A cv that asks for folds or in-sample outputs cannot apply to frozen binaries:
     # it raises rather than being ignored (only the default, 5, is indistinguishable).
-    if frozen and not (isinstance(cv, str) and cv == "prefit") and not (
-        isinstance(cv, int) and not isinstance(cv, bool) and cv == 5
+    if (
+        frozen
+        and not (isinstance(cv, str) and cv == "prefit")
+        and not (isinstance(cv, int) and not isinstance(cv, bool) and cv == 5)
     ):
         raise ValueError(
             f"cv={cv!r} cannot apply to FrozenEstimator binaries, which are used as given "
@@ -396,8 +399,15 @@ def decoder_outputs(fitted, p, learners, n_jobs):
     return Training(fitted.members, Q, rows)
 
 
-def _fold_lines(n_folds, M):
+def _fold_lines(n_folds, M, chained):
+    """The progress line after ``done`` fold binaries: fold by fold, or (``chained``,
+    :func:`~convexagg.binary.starts_folds_warm`) column by column."""
+
     def describe(done):
+        if chained:
+            return (
+                f"binaries: {done} of {n_folds * M} trained (each column's {n_folds} folds in turn)"
+            )
         f, k = divmod(done - 1, M)
         return f"binaries: fold {f + 1} of {n_folds}, {k + 1} of {M} trained"
 
@@ -411,7 +421,8 @@ def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
     M, done = p.code.shape[1], None
     if log is not None:
         log(f"out-of-fold outputs: {len(splits)} folds x {M} binary classifiers")
-        done = log.tasks(len(splits) * M, M, _fold_lines(len(splits), M))
+        chained = starts_folds_warm(learners)
+        done = log.tasks(len(splits) * M, M, _fold_lines(len(splits), M, chained))
     members, Q, covered = fold_binaries(
         learners,
         p.X,

@@ -30,6 +30,10 @@ arrays, and ``Q`` is stacked there (:func:`predict_binaries_on_device`). The
 binaries are trained one after another in the calling process: joblib workers
 would copy the device arrays, and one device runs one fit at a time anyway.
 
+Folds: a ``LogisticRegression`` column's fold binaries are fitted one after another,
+each from the previous fold's solution (:func:`starts_folds_warm`); other learners'
+are independent tasks, fold by fold.
+
 Seeding: given one seed per column (:func:`column_seeds`), every
 ``random_state`` parameter of a clone that is left at ``None`` (its own or a
 nested one, e.g. inside a pipeline) is set to its column's seed, so randomised
@@ -38,7 +42,7 @@ binary learners are reproducible; parameters the user set are never changed.
 
 from __future__ import annotations
 
-import copy
+import copy as _copy
 import operator
 import warnings
 from typing import NamedTuple
@@ -68,6 +72,7 @@ __all__ = [
     "predict_binaries",
     "predict_binaries_on_device",
     "predict_log_odds",
+    "starts_folds_warm",
     "LinearLogOdds",
 ]
 
@@ -251,13 +256,14 @@ def _learner(estimator, column):
     return estimator[column] if isinstance(estimator, (list, tuple)) else estimator
 
 
-def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None):
+def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None, copy=True):
     """Fit the binary problem of ``column``: a seeded clone of ``estimator`` (or a
     copy of ``warm``, a binary fitted before) on the rows the column uses, with the
     sample-aligned ``fit_params`` taken on those rows.
 
     ``warm`` itself is never refitted: a fit that fails in another column must
-    leave the previous model as it was. The fitted object is returned, not what
+    leave the previous model as it was (``copy=False``: ``warm`` is a copy already,
+    refitted as it is). The fitted object is returned, not what
     its ``fit`` returns (scikit-learn's meta-estimators do the same; some
     learners' ``fit`` returns None).
 
@@ -266,7 +272,7 @@ def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None):
     namespace = array_namespace(X)
     if namespace is None:
         rows, target = _binary_problem(y, column)
-        one_sided = np.unique(target).size < 2
+        one_sided = target.size == 0 or target.min() == target.max()
     else:
         rows, target = _device_problem(y, column, namespace)
         n_positive = int(namespace.xp.sum(target))
@@ -277,7 +283,7 @@ def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None):
     if warm is None or isinstance(warm, ConstantBinaryPredictor):
         est = _seeded_clone(estimator, seed)
     else:
-        est = copy.deepcopy(warm)
+        est = _copy.deepcopy(warm) if copy else warm
     est.fit(X[rows] if namespace is None else namespace.take(X, rows), target, **params)
     return est
 
@@ -753,6 +759,16 @@ def fit_binaries(
     return _parallel(n_jobs, tasks, progress)
 
 
+def _repeated(progress, times):
+    """``progress`` called ``times`` times per call: a task that trains that many binaries."""
+
+    def each():
+        for _ in range(times):
+            progress()
+
+    return each
+
+
 def _in_turn(tasks, progress=None):
     """The ``delayed`` tasks run one after another in this process (the array-API
     path: see the module docstring), calling ``progress()`` after each."""
@@ -944,10 +960,73 @@ def _device_output(estimator, X, output, index, n, namespace):
 
 def _fold_binary(estimator, X, y, column, train, test, output, seed, index, fit_params, keep):
     """Fit column ``index``'s binary on the fold's ``train`` rows, predict its ``test``
-    rows: ``(binary or None, outputs)``."""
-    params = check_method_params(X, params=fit_params or {}, indices=train)
-    est = _fit_binary(estimator, X[train], y[train], column, seed, params)
+    rows: ``(binary or None, outputs)``. Only the rows the column uses are taken from
+    ``X`` (a one-vs-one column uses a few classes' rows of the fold)."""
+    rows = train[column[y[train]] != 0]
+    params = check_method_params(X, params=fit_params or {}, indices=rows)
+    est = _fit_binary(estimator, X[rows], y[rows], column, seed, params)
     return (est if keep else None), _predict_binary(est, X[test], output, index)
+
+
+def starts_folds_warm(estimator):
+    """Whether a column's fold binaries of ``estimator`` (one learner, or one per
+    column) are fitted in turn, each starting from the previous fold's solution.
+
+    Only for ``LogisticRegression`` (not its subclasses) with a solver that honours
+    ``warm_start``: its problem is convex with one solution, so a start only moves
+    where the solver stops within its ``tol`` (a learner whose ``warm_start`` adds
+    trees or epochs would change its model). The folds share most of their rows, so
+    the previous fold's coefficients are close. On letter's five folds
+    (``benchmarks/time_fold_chain.py``): 19.2 -> 11.8 L-BFGS iterations per one-vs-one
+    binary, 20.8 -> 11.5 per one-vs-rest one, the fold binaries 0.71x and 0.65x the
+    time, the outputs as far from the optimum as the independent fits'.
+
+    Parameters
+    ----------
+    estimator : classifier, or list of classifiers
+        The binary learner, or one learner per code column.
+
+    Returns
+    -------
+    bool
+        True when every learner is such a ``LogisticRegression``.
+    """
+    learners = estimator if isinstance(estimator, (list, tuple)) else [estimator]
+    return all(
+        type(learner) is LogisticRegression and learner.solver != "liblinear"
+        for learner in learners
+    )
+
+
+def _fold_chain(estimator, X, y, column, splits, seed, fit_params):
+    """Column ``column``'s binary on every fold's training rows in turn, each refitting a
+    copy of the previous fold's with ``warm_start`` (see :func:`starts_folds_warm`): the
+    fitted binaries, one per fold, with the learner's own ``warm_start``. They predict
+    their test rows together afterwards, fold by fold (:func:`fold_binaries`)."""
+    done, previous = [], None
+    for train, _ in splits:
+        rows = train[column[y[train]] != 0]
+        params = check_method_params(X, params=fit_params or {}, indices=rows)
+        warm = _warm_start_from(previous)
+        est = _fit_binary(estimator, X[rows], y[rows], column, seed, params, warm, copy=False)
+        previous = _as_learner(est, estimator, warm)
+        done.append(previous)
+    return done
+
+
+def _warm_start_from(previous):
+    """A copy of the previous fold's binary that starts its fit from its solution (None
+    for the first fold, or after a one-sided fold's constant)."""
+    if previous is None or isinstance(previous, ConstantBinaryPredictor):
+        return None
+    return _copy.deepcopy(previous).set_params(warm_start=True)
+
+
+def _as_learner(est, learner, warm):
+    """``est`` with the learner's own ``warm_start`` back, once fitted from ``warm``."""
+    if warm is None or isinstance(est, ConstantBinaryPredictor):
+        return est
+    return est.set_params(warm_start=learner.warm_start)
 
 
 def fold_binaries(
@@ -989,7 +1068,7 @@ def fold_binaries(
         Return the fitted binaries (an ensemble member per fold), not only the outputs.
     progress : callable, default=None
         Called with no argument as each binary finishes (fold by fold, column by
-        column).
+        column; column by column, fold by fold where :func:`starts_folds_warm`).
 
     Returns
     -------
@@ -1019,6 +1098,26 @@ def fold_binaries(
             estimator, X, y, code, splits, output, seeds, fit_params, keep, progress, namespace
         )
         return members, Q, covered
+    if starts_folds_warm(estimator):
+        tasks = (
+            delayed(_fold_chain)(
+                _learner(estimator, l),
+                X,
+                y,
+                code[:, l],
+                splits,
+                seeds[l],
+                _params_of(fit_params, l),
+            )
+            for l in range(M)
+        )
+        each = None if progress is None else _repeated(progress, len(splits))
+        chains = _parallel(n_jobs, tasks, each)
+        Q = np.zeros((n, M))
+        members = [[chain[f] for chain in chains] for f in range(len(splits))]
+        for fold, (_, test) in zip(members, splits):
+            Q[test] = predict_binaries(fold, X[test], output)
+        return (members if keep else None), Q, covered
     tasks = (
         delayed(_fold_binary)(
             _learner(estimator, l),
@@ -1052,17 +1151,23 @@ def _fold_on_device(
     estimator, X, y, code, splits, output, seeds, fit_params, keep, progress, namespace
 ):
     """:func:`fold_binaries` on ``X``'s device, one binary after another: each fold's
-    rows are taken once, its outputs stacked there, and ``Q`` assembled there."""
+    rows are taken once, its outputs stacked there, and ``Q`` assembled there; a
+    column's binary starts from its previous fold's where :func:`starts_folds_warm`."""
     y_device = namespace.to_device(y)
     members, parts = [], []
+    chained = starts_folds_warm(estimator)
+    previous = [None] * code.shape[1]
     for train, test in splits:
         X_train, y_train = namespace.take(X, train), namespace.take(y_device, train)
         fold = []
         for l in range(code.shape[1]):
             params = check_method_params(X, params=_params_of(fit_params, l) or {}, indices=train)
-            fold.append(
-                _fit_binary(_learner(estimator, l), X_train, y_train, code[:, l], seeds[l], params)
-            )
+            learner, warm = _learner(estimator, l), None
+            if chained:
+                warm = _warm_start_from(previous[l])
+            est = _fit_binary(learner, X_train, y_train, code[:, l], seeds[l], params, warm)
+            previous[l] = _as_learner(est, learner, warm)
+            fold.append(previous[l])
             if progress is not None:
                 progress()
         parts.append(predict_binaries_on_device(fold, namespace.take(X, test), output))
