@@ -181,8 +181,8 @@ def test_one_sided_fold_binaries_predict_on_the_device(name, dispatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "have training samples of only one side"
         with sklearn.config_context(array_api_dispatch=False):
-            ref = ConvexAggregationClassifier(cv=KFold(3)).fit(X, y)
-        clf = ConvexAggregationClassifier(cv=KFold(3)).fit(to_xp(name, X), y)
+            ref = ConvexAggregationClassifier(code="ovo", cv=KFold(3)).fit(X, y)
+        clf = ConvexAggregationClassifier(code="ovo", cv=KFold(3)).fit(to_xp(name, X), y)
     constants = [isinstance(b, ConstantBinaryPredictor) for b in clf.estimators_[0]]
     assert constants == [isinstance(b, ConstantBinaryPredictor) for b in ref.estimators_[0]]
     assert sum(constants) == 2

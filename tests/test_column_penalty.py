@@ -27,6 +27,7 @@ from convexagg import (
 )
 from convexagg.aggregation import BlockedObjective, DenseObjective, Penalty, stack_losses
 from convexagg.codes import make_code, make_code_parts, one_vs_one
+from convexagg.estimator import DEFAULT_OVR_COLUMN_PENALTY
 from convexagg.losses import binary_losses
 from convexagg.solvers import InteriorPoint, ProjectedNewton
 
@@ -260,8 +261,37 @@ def test_dict_form_equals_the_array():
     assert np.array_equal(by_part.predict_proba(X), array.predict_proba(X))
     # fit_decoder translates again (here after a change of strength)
     by_part.set_params(column_penalty={"ovr": 0.0}).fit_decoder(X, y)
-    plain = ConvexAggregationClassifier(code="ovo+ovr", cv="in_sample").fit(X, y)
-    assert np.array_equal(by_part.predict_proba(X), plain.predict_proba(X))
+    plain = ConvexAggregationClassifier(code="ovo+ovr", column_penalty=None, cv="in_sample")
+    assert np.array_equal(by_part.predict_proba(X), plain.fit(X, y).predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    "code, n_classes, expected",
+    [
+        ("ovo+ovr", 3, [0, 0, 0, 0.1, 0.1, 0.1]),  # the default: the ovr columns
+        ("ovr+ovo", 3, [0.1, 0.1, 0.1, 0, 0, 0]),
+        ("ovo+ovr", 2, None),  # one column, both parts' problem: not penalised
+        ("ovo", 3, None),
+        ("ovr", 3, None),  # a single code: nothing to lean away from
+        ("ecoc+ovo", 3, None),
+    ],
+)
+def test_auto_penalises_the_one_vs_rest_columns_of_a_combined_code(code, n_classes, expected):
+    X, y = _wine()
+    keep = y < n_classes
+    clf = ConvexAggregationClassifier(code=code, cv="in_sample", random_state=0)
+    clf.fit(X[keep], y[keep])
+    assert clf.column_penalty == "auto"  # the parameter is left as given
+    got = clf.decoder_.column_penalty
+    if expected is None:
+        assert got is None
+        return
+    np.testing.assert_array_equal(got, expected)
+    explicit = ConvexAggregationClassifier(
+        code=code, column_penalty={"ovr": 0.1}, cv="in_sample", random_state=0
+    ).fit(X[keep], y[keep])
+    np.testing.assert_array_equal(clf.predict_proba(X), explicit.predict_proba(X))
+    assert DEFAULT_OVR_COLUMN_PENALTY == 0.1
 
 
 def test_cv_estimator_keeps_the_column_penalty():

@@ -182,8 +182,14 @@ def test_the_estimator_passes_its_parameters_on_whole():
         0.2,
         True,
     )
+    ovr_penalty = [0, 0, 0, 0.1, 0.1, 0.1]  # the default code, ovo+ovr, on iris
     ref = ConvexDecoder(
-        alpha=1e-3, penalty="elasticnet", l1_ratio=0.2, fit_intercept=True, solver=solver
+        alpha=1e-3,
+        penalty="elasticnet",
+        l1_ratio=0.2,
+        fit_intercept=True,
+        solver=solver,
+        column_penalty=ovr_penalty,
     ).fit(clf.predict_binary_proba(X), np.searchsorted(clf.classes_, y), clf.code_matrix_)
     np.testing.assert_array_equal(clf.weights_, ref.weights_)
     np.testing.assert_array_equal(clf.intercept_, ref.intercept_)

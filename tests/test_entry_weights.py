@@ -155,9 +155,11 @@ def test_blocked_equals_dense_with_entry_weights(name, fit_intercept, weighted):
     assert a.value == pytest.approx(nll + penalty.value(x, classes.size), rel=1e-12)
 
 
-def _reference_fit(Q, y, code, alpha, shrink, fit_intercept):
-    """The model with explicit variables (u >= 0, w >= 0, free b), by scipy's L-BFGS-B."""
+def _reference_fit(Q, y, code, alpha, shrink, fit_intercept, column_l2=0.0):
+    """The model with explicit variables (u >= 0, w >= 0, free b), by scipy's L-BFGS-B;
+    ``column_l2``: each column weight's extra strength (``column_penalty``)."""
     classes, columns = code_entries(code)
+    c = alpha + np.broadcast_to(np.asarray(column_l2, dtype=float), (code.shape[1],))
     n_u, M, K = classes.size, code.shape[1], code.shape[0]
     n_b = K if fit_intercept else 0
     b_l2 = max(alpha, 1e-6)
@@ -178,10 +180,10 @@ def _reference_fit(Q, y, code, alpha, shrink, fit_intercept):
         )
         gU = np.einsum("ik,ikl->kl", R, D) / y.size
         diff = u - w[columns]
-        value = np.mean(rho[rows, y] + lse) + alpha / 2 * w @ w + shrink / 2 * diff @ diff
+        value = np.mean(rho[rows, y] + lse) + c @ w**2 / 2 + shrink / 2 * diff @ diff
         value += b_l2 / 2 * b @ b
         g_u = gU[classes, columns] + shrink * diff
-        g_w = alpha * w - shrink * np.bincount(columns, weights=diff, minlength=M)
+        g_w = c * w - shrink * np.bincount(columns, weights=diff, minlength=M)
         g_b = R.sum(axis=0)[:n_b] / y.size + b_l2 * b
         return value, np.concatenate([g_u, g_w, g_b])
 
@@ -346,8 +348,10 @@ def test_the_classifiers_default_is_entry_weights_at_the_documented_shrinkage():
 def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
     """The default's weights against scipy's L-BFGS-B on the explicit model (u, w as
     variables, the tensor discrepancy), fitted on the same out-of-fold outputs: the
-    entry weights differ from one weight per classifier. Two classes: one column, two
-    entries, so the two classes' sides get weights of their own."""
+    entry weights differ from one weight per classifier. Iris: the one-vs-one and the
+    one-vs-rest columns, the latter's weights penalised by 0.1 more. Two classes: one
+    column (the parts' one problem, not penalised), two entries, so the two classes'
+    sides get weights of their own."""
     from sklearn.datasets import load_breast_cancer, load_iris
 
     X, y = _scaled(load_iris if loader == "iris" else load_breast_cancer)
@@ -355,8 +359,10 @@ def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
     clf = ConvexAggregationClassifier(cv=3, random_state=0, solver=solver).fit(X, y)
     code = clf.code_matrix_
     Q, y_idx, _ = clf.training_outputs(X, y)
-    U, w, _, value = _reference_fit(Q, y_idx, code, clf.alpha, 0.01, False)
+    column_l2 = [0.0] * 3 + [0.1] * 3 if loader == "iris" else 0.0
+    U, w, _, value = _reference_fit(Q, y_idx, code, clf.alpha, 0.01, False, column_l2)
     assert clf.alpha == 1e-3  # the default
+    assert code.shape == ((3, 6) if loader == "iris" else (2, 1))  # ovo+ovr
     assert clf.decoder_.converged_
     assert clf.decoder_.objective_ == pytest.approx(value, rel=1e-9)
     # a small alpha leaves the weights' common scale weakly determined (strong convexity

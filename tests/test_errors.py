@@ -260,9 +260,9 @@ def test_prefit_binaries_are_checked(iris):
     X, y = iris
     multiclass = LogisticRegression(max_iter=1000).fit(X, y)
     with pytest.raises(ValueError, match="estimator\\[0\\] must be a fitted binary classifier"):
-        ConvexAggregationClassifier([multiclass] * 3, cv="prefit").fit(X, y)
+        ConvexAggregationClassifier([multiclass] * 3, code="ovo", cv="prefit").fit(X, y)
     with pytest.raises(NotFittedError):
-        ConvexAggregationClassifier([LogisticRegression()] * 3, cv="prefit").fit(X, y)
+        ConvexAggregationClassifier([LogisticRegression()] * 3, code="ovo", cv="prefit").fit(X, y)
     binary = y == 0
     # probabilities only, margins only: no output kind they share
     mixed = [_BrokenProba(0.3).fit(X, binary), LinearSVC().fit(X, binary)] * 2
