@@ -36,8 +36,10 @@ from bench_quality import (
     CHEAP,
     ENTRY_DEFAULT,
     FOLDS,
+    LIBRARY_SETTINGS,
     LINEAR,
     NONLINEAR,
+    SECOND_SWITCH,
     SHARED,
     alpha_per_row,
     base_lr,
@@ -45,6 +47,7 @@ from bench_quality import (
     calibrated_ovo,
     cv_c_alpha,
     hgb,
+    library,
     library_default,
     log_pooled,
     nonlinear,
@@ -161,6 +164,7 @@ SHUFFLED_SURVIVOR = (
     "convexagg ovo+ovr, C=1, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3"
 )
 SHUFFLED_SURVIVOR_CHECK = "ovo+ovr, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3,"
+SECOND_SWITCH_CHECK = "the second switch's default"
 _candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
@@ -319,6 +323,20 @@ METHODS.update(
             )
             for c in ("temperature", "Dirichlet")
         },
+        **{name: (VARIANT, library(**params)) for name, params in LIBRARY_SETTINGS.items()},
+        SECOND_SWITCH: (VARIANT, library(code="ovo")),
+        **{
+            f"{SECOND_SWITCH_CHECK} + {c} on its out-of-fold": (
+                CHECK,
+                _own_oof(c.lower(), library(code="ovo")),
+            )
+            for c in ("temperature", "Dirichlet")
+        },
+        **{
+            f"{name} + {c} on its out-of-fold": (CHECK, _own_oof(c.lower(), library(**params)))
+            for name, params in LIBRARY_SETTINGS.items()
+            for c in ("temperature", "Dirichlet")
+        },
         "convexagg entry 0.003, shuffled folds": (
             VARIANT,
             _shuffled(entry_weight_shrinkage=0.003),
@@ -379,6 +397,13 @@ CHECKED = {
     ),
     LOG_POOLED: tuple(
         f"{LOG_POOLED_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
+    **{
+        name: tuple(f"{name} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet"))
+        for name in LIBRARY_SETTINGS
+    },
+    SECOND_SWITCH: tuple(
+        f"{SECOND_SWITCH_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
 }
 # "convexagg ovr" is both a linear peer of the table and one of the default's ablations.

@@ -19,7 +19,7 @@ copy of ``Q`` to the device is timed apart), the CPU fit's time, both objectives
 and their relative difference, iterations, and the ratio CPU / GPU.
 
 Then the classifier end to end (``--classifier-rows``; ``""`` skips it):
-``ConvexAggregationClassifier()`` (logistic-regression binaries, one-vs-one,
+``ConvexAggregationClassifier(code="ovo")`` (logistic-regression binaries, one-vs-one,
 ``cv=--classifier-cv``) on Gaussian classes (``--classifier-classes`` of them in
 ``--features`` float32 features, seed 0) copied to the device: ``fit`` (the
 binaries trained there, their out-of-fold outputs kept there, the decoder
@@ -156,7 +156,7 @@ def classifier_end_to_end(n, args, to_device, name, device):
         with sklearn.config_context(array_api_dispatch=on_device):
             sync(on_device)
             t = time.perf_counter()
-            clf = ConvexAggregationClassifier(cv=cv, random_state=0).fit(Xa, ya)
+            clf = ConvexAggregationClassifier(code="ovo", cv=cv, random_state=0).fit(Xa, ya)
             fit_s = time.perf_counter() - t
             t = time.perf_counter()
             proba = clf.predict_proba(Xa)

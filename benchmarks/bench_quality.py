@@ -108,6 +108,9 @@ def _holdout(seed):
 # the library's defaults change (issue 21 switched to entry weights, then to shuffled folds
 # and alpha=1e-3).
 SHARED_WEIGHTS = {"entry_weight_shrinkage": None, "alpha": 1e-4}
+# ... and its code: one-vs-one, no column penalty (the third switch made the library's
+# default "ovo+ovr" with column_penalty="auto")
+ONE_VS_ONE = {"code": "ovo", "column_penalty": None}
 
 
 def row_order(cv=FOLDS):
@@ -121,7 +124,8 @@ def row_order(cv=FOLDS):
 
 def ca(**params):
     """A ``ConvexAggregationClassifier`` with logistic-regression binaries on version
-    0.2's default model -- shared weights, ``entry_weight_shrinkage=None`` -- unless
+    0.2's default model -- one-vs-one, shared weights (``entry_weight_shrinkage=None``),
+    no column penalty -- unless
     ``params`` say otherwise, so that each variant's records keep their meaning when the
     library's default changes; a callable ``cv`` is called with the split's seed."""
 
@@ -129,7 +133,7 @@ def ca(**params):
         from convexagg import ConvexAggregationClassifier
 
         given = {k: v(seed) if callable(v) else v for k, v in params.items()}
-        given = {**SHARED_WEIGHTS, **given, "cv": row_order(given.get("cv", FOLDS))}
+        given = {**SHARED_WEIGHTS, **ONE_VS_ONE, **given, "cv": row_order(given.get("cv", FOLDS))}
         return ConvexAggregationClassifier(base_lr(), random_state=seed, **given)
 
     return make
@@ -138,9 +142,33 @@ def ca(**params):
 def library_default(seed):
     """``ConvexAggregationClassifier()`` as the library defines it (logistic-regression
     binaries as everywhere here)."""
-    from convexagg import ConvexAggregationClassifier
+    return library()(seed)
 
-    return ConvexAggregationClassifier(base_lr(), random_state=seed)
+
+def library(**params):
+    """``ConvexAggregationClassifier(**params)`` on the library's other defaults: its own
+    folds (shuffled by ``random_state``; each ``LogisticRegression`` column's folds
+    fitted in turn, from the previous fold's solution)."""
+
+    def make(seed):
+        from convexagg import ConvexAggregationClassifier
+
+        return ConvexAggregationClassifier(base_lr(), random_state=seed, **params)
+
+    return make
+
+
+# issue 21, after each column's folds were chained: the second switch's default (ovo)
+# fitted by the library as it stands. The one-vs-one-and-rest survivor measured beside it
+# ("convexagg ovo+ovr, ovr penalty +0.1, the library's folds (chained)") became the default
+# at the third switch; the default's records reproduced its records exactly, which were
+# then removed
+LIBRARY_OVO = "convexagg ovo, the library's folds (chained)"
+LIBRARY_SETTINGS = {LIBRARY_OVO: {"code": "ovo"}}
+# issue 21's second switch (one-vs-one, shuffled folds, alpha=1e-3), the default until the
+# third (one-vs-one and one-vs-rest): its records were measured before each column's folds
+# were chained (a rerun now chains them: LIBRARY_OVO's records)
+SECOND_SWITCH = "convexagg ovo, shuffled folds, alpha=1e-3 (the second switch, folds fitted cold)"
 
 
 # version 0.2's default (one weight per binary classifier, the paper's model), kept beside
@@ -323,6 +351,7 @@ class CrossValidatedCAlpha(_PredictsWithModel, ClassifierMixin, BaseEstimator):
                 model = _with_family(ConvexAggregationClassifier, self.ovr_factor, self.ovr_extra)(
                     learner(C=c_, max_iter=1000),
                     code=self.code,
+                    column_penalty=None,  # the family's own penalty only
                     random_state=self.seed,
                     cv=row_order(),
                     **{**SHARED_WEIGHTS, "alpha": a},
@@ -483,7 +512,12 @@ class FamilyC(_PredictsWithModel, ClassifierMixin, BaseEstimator):
         ]
         cls = _with_family(ConvexAggregationClassifier, 1.0, self.ovr_extra)
         self.model_ = cls(
-            learners, code="ovo+ovr", random_state=self.seed, cv=row_order(), **SHARED_WEIGHTS
+            learners,
+            code="ovo+ovr",
+            column_penalty=None,  # the family's own penalty only
+            random_state=self.seed,
+            cv=row_order(),
+            **SHARED_WEIGHTS,
         )
         self.model_.fit(X, y)
         self.classes_ = self.model_.classes_
@@ -626,6 +660,7 @@ METHODS = {
     # issue 21's first switch (entry weights; alpha=1e-4 and folds in row order as in 0.2),
     # the default from then until shuffled folds and alpha=1e-3: its records renamed
     ENTRY_DEFAULT: (LINEAR, ca(entry_weight_shrinkage=0.01)),
+    SECOND_SWITCH: (LINEAR, library(code="ovo")),
     "convexagg cv=None (paper)": (LINEAR, ca(cv="in_sample")),
     "convexagg cv=5 ensemble": (LINEAR, ca(cv=FOLDS, ensemble=True)),
     "convexagg cv=5 refit": (LINEAR, ca(cv=FOLDS, ensemble=False)),
@@ -667,6 +702,7 @@ METHODS = {
     **{f"convexagg {n}": (LINEAR, make) for n, make in {**CANDIDATES_5, **CHECK_5}.items()},
     **{f"convexagg {n}": (LINEAR, make) for n, make in CANDIDATES_6.items()},
     "convexagg ovo+ovr": (LINEAR, ca(code="ovo+ovr")),
+    **{name: (LINEAR, library(**params)) for name, params in LIBRARY_SETTINGS.items()},
     # issue 21 after the first switch: its default on shuffled folds (not in row order)
     **{
         f"convexagg entry 0.01, shuffled folds{n}": (

@@ -93,7 +93,10 @@ def screen(data_dir, round_):
         for rep in reps:
             X_tr, y_tr, X_te, y_te = B.split(X, y, rep)
             model = ConvexAggregationClassifier(
-                LogisticRegression(max_iter=1000), random_state=rep, **B.SHARED_WEIGHTS
+                LogisticRegression(max_iter=1000),
+                random_state=rep,
+                **B.SHARED_WEIGHTS,
+                **B.ONE_VS_ONE,
             ).fit(X_tr, y_tr)  # the rounds' reference: the 0.2 default
             default[name, rep] = log_loss(y_te, model.predict_proba(X_te))
             print(f"{name} split {rep} default: {default[name, rep]:.3f}", flush=True)
@@ -176,7 +179,7 @@ def main():
                 model = ConvexAggregationClassifier(
                     LogisticRegression(max_iter=1000),
                     random_state=rep,
-                    **{**B.SHARED_WEIGHTS, **params},
+                    **{**B.SHARED_WEIGHTS, **B.ONE_VS_ONE, **params},
                 ).fit(X_tr, y_tr)
                 P = model.predict_proba(X_te)
                 p_true = P[np.arange(len(y_te)), np.searchsorted(model.classes_, y_te)]

@@ -49,6 +49,7 @@ def log_odds_parts(data):
 
     clf = ConvexAggregationClassifier(
         make_pipeline(StandardScaler(), LogisticRegression()),
+        code="ovo",
         cv="in_sample",
         solver=ProjectedNewton(dtype="float32"),
     ).fit(data["X"], data["y"])

@@ -159,10 +159,8 @@ def plan(cv, ensemble, estimator, warn=False):
     frozen = _frozen(estimator)
     # A cv that asks for folds or in-sample outputs cannot apply to frozen binaries:
     # it raises rather than being ignored (only the default, 5, is indistinguishable).
-    if (
-        frozen
-        and not (isinstance(cv, str) and cv == "prefit")
-        and not (isinstance(cv, int) and not isinstance(cv, bool) and cv == 5)
+    if frozen and not (isinstance(cv, str) and cv == "prefit") and not (
+        isinstance(cv, int) and not isinstance(cv, bool) and cv == 5
     ):
         raise ValueError(
             f"cv={cv!r} cannot apply to FrozenEstimator binaries, which are used as given "
