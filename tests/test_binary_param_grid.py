@@ -38,10 +38,11 @@ def _manual_oof_log_loss(X, y, C, code, n_splits=3):
             target = code[y[rows], l] == 1
             model.fit(X[rows], target)
             Q[test, l] = model.predict_proba(X[test])[:, 1]
-    # the aggregation of the classifier's default model (entry weights, its alpha)
+    # the aggregation of the classifier's default model (entry weights, its alpha, intercepts)
     decoder = ConvexDecoder(
         alpha=ConvexAggregationClassifier().alpha,
         entry_weight_shrinkage=DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
+        fit_intercept=True,
     ).fit(Q, y, code)
     return -np.mean(decoder.predict_log_proba(Q)[np.arange(y.size), y])
 

@@ -51,7 +51,7 @@ def iris():
 @pytest.fixture(scope="module")
 def clf(iris):
     X, y, _, _ = iris
-    return ConvexAggregationClassifier(code="ovo").fit(X, y)
+    return ConvexAggregationClassifier(code="ovo", fit_intercept=False).fit(X, y)
 
 
 @pytest.fixture(scope="module")

@@ -346,8 +346,9 @@ def test_the_classifiers_default_is_entry_weights_at_the_documented_shrinkage():
 
 @pytest.mark.parametrize("loader", ["iris", "two classes"])
 def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
-    """The default's weights against scipy's L-BFGS-B on the explicit model (u, w as
-    variables, the tensor discrepancy), fitted on the same out-of-fold outputs: the
+    """The default's weights against scipy's L-BFGS-B on the explicit model (u, w and the
+    class intercepts as variables, the tensor discrepancy), fitted on the same
+    out-of-fold outputs: the
     entry weights differ from one weight per classifier. Iris: the one-vs-one and the
     one-vs-rest columns, the latter's weights penalised by 0.1 more. Two classes: one
     column (the parts' one problem, not penalised), two entries, so the two classes'
@@ -360,17 +361,16 @@ def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
     code = clf.code_matrix_
     Q, y_idx, _ = clf.training_outputs(X, y)
     column_l2 = [0.0] * 3 + [0.1] * 3 if loader == "iris" else 0.0
-    U, w, _, value = _reference_fit(Q, y_idx, code, clf.alpha, 0.01, False, column_l2)
+    U, w, b, value = _reference_fit(Q, y_idx, code, clf.alpha, 0.01, True, column_l2)
     assert clf.alpha == 1e-3  # the default
     assert code.shape == ((3, 6) if loader == "iris" else (2, 1))  # ovo+ovr
     assert clf.decoder_.converged_
     assert clf.decoder_.objective_ == pytest.approx(value, rel=1e-9)
     # a small alpha leaves the weights' common scale weakly determined (strong convexity
     # about alpha): the probabilities are what the objective pins down
+    rho = _tensor_rho(Q, code, U, b)  # the default's class intercepts too
     np.testing.assert_allclose(
-        clf.decoder_.predict_proba(Q),
-        np.exp(-_tensor_rho(Q, code, U) - logsumexp(-_tensor_rho(Q, code, U), 1)[:, None]),
-        atol=1e-4,
+        clf.decoder_.predict_proba(Q), np.exp(-rho - logsumexp(-rho, 1)[:, None]), atol=1e-4
     )
     # the entries differ from their column's weight by far more than the solver's accuracy
     # (|projected gradient| <= 1e-10 over a curvature of at least alpha: 1e-7), and the

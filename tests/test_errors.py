@@ -509,9 +509,9 @@ def test_a_solver_result_is_checked_whoever_wrote_the_solver(iris, solver, messa
     with pytest.raises(ValueError, match=message):
         decoder.fit(Q, y, one_vs_rest(3))
     assert _fitted_attributes(decoder) == []
-    # the decoder's model (one weight per classifier), so that the shapes are the same
+    # the decoder's model (one weight per classifier, no intercepts): the same shapes
     clf = ConvexAggregationClassifier(
-        code="ovr", solver=solver, cv="in_sample", entry_weight_shrinkage=None
+        code="ovr", solver=solver, cv="in_sample", entry_weight_shrinkage=None, fit_intercept=False
     )
     with pytest.raises(ValueError, match=message):
         clf.fit(*iris)

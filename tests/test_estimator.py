@@ -19,6 +19,7 @@ from helpers import DECODERS, make_decoder
 DEFAULT_MODEL = {
     "entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
     "alpha": ConvexAggregationClassifier().alpha,
+    "fit_intercept": True,
 }
 
 
@@ -249,7 +250,8 @@ def test_an_end_to_end_pipeline_classifier_predicts_as_its_binaries(iris):
     cap = -np.log(np.finfo(np.float64).eps)
     L_pos, L_neg = np.minimum(np.logaddexp(0, -Z), cap), np.minimum(np.logaddexp(0, Z), cap)
     code, U = clf.decoder_.code_, clf.decoder_.entry_weights_  # a weight per code entry
-    rho = L_pos @ (U * (code == 1)).T + L_neg @ (U * (code == -1)).T
+    rho = L_pos @ (U * (code == 1)).T + L_neg @ (U * (code == -1)).T + clf.intercept_
+    assert np.any(clf.intercept_ != 0)  # the default fits class intercepts
     P = clf.predict_proba(X)
     np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-9)
     # the decoder on the probabilities: the sigmoid rounding moves only the tiny ones

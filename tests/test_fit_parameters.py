@@ -28,6 +28,7 @@ from convexagg.solvers import ProjectedNewton
 DEFAULT_MODEL = {
     "entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
     "alpha": ConvexAggregationClassifier().alpha,
+    "fit_intercept": True,
 }
 
 TIGHT = LogisticRegression(tol=1e-10, max_iter=10_000)

@@ -79,7 +79,8 @@ def test_margins_ramp_and_misclassification():
 
 def test_bound_from_a_fitted_classifier():
     X, y, _ = make_broken_classifier_outputs(n_per_class=20, random_state=0)
-    clf = ConvexAggregationClassifier(entry_weight_shrinkage=None).fit(X, y)  # the paper's model
+    # the paper's model: one weight per classifier, no intercepts
+    clf = ConvexAggregationClassifier(entry_weight_shrinkage=None, fit_intercept=False).fit(X, y)
     y_idx = np.searchsorted(clf.classes_, y)
     bound = generalization_bound(clf.decoder_, clf.predict_binary_proba(X), y_idx)
     assert bound.total == bound.empirical + bound.rademacher + bound.confidence

@@ -188,7 +188,8 @@ def test_estimator_decodes_log_odds_as_the_general_path(dtype):
     Q = expit(Z)
     P = clf.predict_proba(X)
     general = clf.decoder_.predict_proba(Q)
-    rho = _reference_rho(Z, clf.decoder_.code_, clf.decoder_.entry_weights_)  # the default's
+    dec = clf.decoder_  # the default's model: entry weights, class intercepts
+    rho = _reference_rho(Z, dec.code_, dec.entry_weights_, dec.intercept_)
     if dtype == "float64":
         np.testing.assert_allclose(P, general, rtol=1e-10, atol=1e-300)
         np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-10, atol=1e-300)

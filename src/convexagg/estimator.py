@@ -1033,7 +1033,13 @@ array-like, default="ovo+ovr"
     %(loss)s
     %(penalty)s
     %(l1_ratio)s
-    %(fit_intercept)s
+    fit_intercept : bool, default=True
+        %(fit_intercept.description)s
+        On by default: the intercepts carry the class priors the binaries'
+        losses leave out; on the Kull et al. suite they took the default's
+        log-loss rank from 2.70 to 2.43 and its Brier rank from 2.43 to 2.26,
+        and they are no worse on the ten data sets (QUALITY.md, "The fourth
+        switch").
     entry_weight_shrinkage : float, None or "auto", default="auto"
         %(entry_weight_shrinkage.description)s
         "auto": 0.01 with ``penalty="l2"`` (on the Kull et al. suite its
@@ -1097,7 +1103,7 @@ default="auto"
         loss="cross_entropy",
         penalty="l2",
         l1_ratio=None,
-        fit_intercept=False,
+        fit_intercept=True,
         entry_weight_shrinkage="auto",
         column_penalty="auto",
         solver="auto",
