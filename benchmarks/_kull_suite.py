@@ -109,7 +109,8 @@ def _hgb_binaries(seed):
 
 def _hgb_binaries_with(**params):
     """HGB binaries as :func:`_hgb_binaries` with ``params``; none: the library's default
-    aggregation model, what a user who passes HGB gets."""
+    aggregation model as measured (after the second switch: no intercepts), what a user who
+    passed HGB got."""
 
     def make(seed):
         from sklearn.ensemble import HistGradientBoostingClassifier
@@ -117,7 +118,8 @@ def _hgb_binaries_with(**params):
         from convexagg import ConvexAggregationClassifier
 
         hgb = HistGradientBoostingClassifier(max_iter=100)
-        return ConvexAggregationClassifier(hgb, code="ovr", random_state=seed, **params)
+        given = {"fit_intercept": False, **params}  # the default before the fourth switch
+        return ConvexAggregationClassifier(hgb, code="ovr", random_state=seed, **given)
 
     return make
 
@@ -324,11 +326,11 @@ METHODS.update(
             for c in ("temperature", "Dirichlet")
         },
         **{name: (VARIANT, library(**params)) for name, params in LIBRARY_SETTINGS.items()},
-        SECOND_SWITCH: (VARIANT, library(code="ovo")),
+        SECOND_SWITCH: (VARIANT, library(code="ovo", fit_intercept=False)),
         **{
             f"{SECOND_SWITCH_CHECK} + {c} on its out-of-fold": (
                 CHECK,
-                _own_oof(c.lower(), library(code="ovo")),
+                _own_oof(c.lower(), library(code="ovo", fit_intercept=False)),
             )
             for c in ("temperature", "Dirichlet")
         },

@@ -34,7 +34,7 @@ OVO = "OneVsOneClassifier"
 CALIBRATED = "CalibratedClassifierCV(OneVsOneClassifier, temperature, cv=5)"
 # the paper's model and alpha (one weight per binary classifier, 1e-4), whatever the
 # classifier's defaults (issue 21 moved them)
-PAPER_MODEL = {"code": "ovo", "entry_weight_shrinkage": None, "alpha": 1e-4}
+PAPER_MODEL = {"code": "ovo", "entry_weight_shrinkage": None, "alpha": 1e-4, "fit_intercept": False}
 
 
 def main():

@@ -156,7 +156,10 @@ def classifier_end_to_end(n, args, to_device, name, device):
         with sklearn.config_context(array_api_dispatch=on_device):
             sync(on_device)
             t = time.perf_counter()
-            clf = ConvexAggregationClassifier(code="ovo", cv=cv, random_state=0).fit(Xa, ya)
+            clf = ConvexAggregationClassifier(
+                code="ovo", fit_intercept=False, cv=cv, random_state=0
+            )
+            clf.fit(Xa, ya)
             fit_s = time.perf_counter() - t
             t = time.perf_counter()
             proba = clf.predict_proba(Xa)

@@ -50,6 +50,7 @@ def log_odds_parts(data):
     clf = ConvexAggregationClassifier(
         make_pipeline(StandardScaler(), LogisticRegression()),
         code="ovo",
+        fit_intercept=False,
         cv="in_sample",
         solver=ProjectedNewton(dtype="float32"),
     ).fit(data["X"], data["y"])
