@@ -159,6 +159,7 @@ SHUFFLED = "convexagg entry 0.01, shuffled folds"
 SHUFFLED_CHECK = "entry 0.01, shuffled folds,"
 NONLINEAR_ENTRY = "convexagg HGB binaries (ovr), cv=5, entry weights 0.01, folds in row order"
 NONLINEAR_DEFAULT = "convexagg HGB binaries (ovr), the default's aggregation"
+NONLINEAR_INTERCEPTS = "convexagg HGB binaries (ovr), the default's aggregation with intercepts"
 # issue 21's first switch (entry weights 0.01), its records kept when the default moved on
 # to shuffled folds and alpha=1e-3
 ENTRY_CHECK = "entry weights 0.01, folds in row order"
@@ -291,6 +292,8 @@ METHODS.update(
         },
         NONLINEAR_ENTRY: (NONLINEAR_VARIANT, _hgb_binaries_entry),
         NONLINEAR_DEFAULT: (NONLINEAR_VARIANT, _hgb_binaries_with()),
+        # after the fourth switch: what a user who passes HGB gets now
+        NONLINEAR_INTERCEPTS: (NONLINEAR_VARIANT, _hgb_binaries_with(fit_intercept=True)),
         ENTRY_DEFAULT: (VARIANT, ca(entry_weight_shrinkage=0.01)),
         **{
             f"{ENTRY_CHECK} + {c} on its out-of-fold": (
