@@ -154,6 +154,21 @@ column_penalty : array-like of shape (n_classifiers,), default=None
     ``alpha``, so alpha paths and :class:`~convexagg.ConvexAggregationClassifierCV`
     keep it. With entry weights it penalises the shared column weight ``w_l``.
     None: none (the same fit as zeros).""",
+    "zero_entry_penalty": """\
+zero_entry_penalty : float, default=None
+    Zero entries: with a value ``c >= 0``, every zero code entry ``(k, l)`` (a
+    classifier that does not separate class ``k``, e.g. a one-vs-one
+    classifier between two other classes) gets two weights
+    ``v+_kl, v-_kl >= 0``, one per side of the classifier:
+    ``rho[i, k] += v+_kl d(+1, Q[i, l]) + v-_kl d(-1, Q[i, l])``, so class
+    ``k``'s probability can use how such a classifier behaves on its rows
+    (unsure, or leaning to one side). They are shrunk toward 0 by
+    ``(alpha + c)/2 * v**2``, ``c`` absolute like ``column_penalty``; at
+    ``v = 0`` the model is the one without them. The weights per class grow
+    from about ``M`` to ``2 M`` per class (``M`` classifiers), and with a
+    one-vs-one code their number grows as the cube of the number of classes.
+    Needs entry weights (``entry_weight_shrinkage``). None: the zero entries
+    carry no weight (the paper's model).""",
     "column_penalty_parts": """\
 column_penalty : array-like of shape (n_classifiers,) or dict, default=None
     An extra quadratic penalty ``column_penalty[l]/2 * w_l**2`` on classifier

@@ -58,6 +58,9 @@ __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 DEFAULT_ENTRY_WEIGHT_SHRINKAGE = 0.01
 # column_penalty="auto": the strength on the one-vs-rest columns of a combined code
 DEFAULT_OVR_COLUMN_PENALTY = 0.1
+# zero_entry_penalty="auto": this over the number of rows the weights are fitted on, a
+# fixed prior on the summed log-likelihood (measured on the Kull suite: QUALITY.md)
+DEFAULT_ZERO_ENTRY_PRIOR = 20.0
 
 
 class _BlockMethod:
@@ -1055,6 +1058,11 @@ default="auto"
         aggregation leans on the one-vs-one binaries and takes from the
         one-vs-rest ones what they add (QUALITY.md); none for any other code
         (with two classes every part is the same column).
+    zero_entry_penalty : float, None or "auto", default=None
+        %(zero_entry_penalty.description)s
+        "auto": ``DEFAULT_ZERO_ENTRY_PRIOR / n`` (20 over the ``n`` rows the
+        weights are fitted on): a fixed prior on the summed log-likelihood, so
+        small data sets hold the extra weights back more.
     %(solver)s
     %(cv)s
     %(binary_param_grid)s
@@ -1072,6 +1080,9 @@ default="auto"
     entry_weights_ : ndarray of shape (n_classes, n_classifiers)
         The weight of each code entry (``weights_`` in every nonzero entry of
         its column without ``entry_weight_shrinkage``).
+    zero_entry_weights_ : ndarray of shape (2, n_classes, n_classifiers)
+        The zero entries' weights of each side (zeros without
+        ``zero_entry_penalty``).
     intercept_ : ndarray of shape (n_classes,)
         Learned class intercepts (zeros without ``fit_intercept``).
     n_iter_ : int
@@ -1106,6 +1117,7 @@ default="auto"
         fit_intercept=True,
         entry_weight_shrinkage="auto",
         column_penalty="auto",
+        zero_entry_penalty=None,
         solver="auto",
         cv=5,
         binary_param_grid=None,
@@ -1129,6 +1141,7 @@ default="auto"
         self.fit_intercept = fit_intercept
         self.entry_weight_shrinkage = entry_weight_shrinkage
         self.column_penalty = column_penalty
+        self.zero_entry_penalty = zero_entry_penalty
         self.solver = solver
         self.cv = cv
         self.binary_param_grid = binary_param_grid
@@ -1151,6 +1164,7 @@ default="auto"
             None,
             StrOptions({"auto"}),
         ],
+        "zero_entry_penalty": [Interval(Real, 0, None, closed="left"), None, StrOptions({"auto"})],
     }
 
     def __init_subclass__(cls, **kwargs):
@@ -1179,7 +1193,15 @@ default="auto"
             params["column_penalty"] = None  # by part or "auto": set once the code is built
         if isinstance(params.get("entry_weight_shrinkage"), str):  # "auto"
             params["entry_weight_shrinkage"] = self._auto_entry_weight_shrinkage()
+        if isinstance(params.get("zero_entry_penalty"), str):  # "auto": set for the rows
+            params["zero_entry_penalty"] = DEFAULT_ZERO_ENTRY_PRIOR
         return ConvexDecoder(**{**params, **overrides})
+
+    def _fit_decoder(self, decoder, training, p):
+        if getattr(self, "zero_entry_penalty", None) == "auto":
+            n_rows = len(np.arange(p.y.size)[training.rows])
+            decoder.set_params(zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / n_rows)
+        return super()._fit_decoder(decoder, training, p)
 
     def _auto_entry_weight_shrinkage(self):
         """``entry_weight_shrinkage="auto"``: entry weights shrunk by
@@ -1239,6 +1261,13 @@ default="auto"
         """The weight of each code entry, ``(n_classes, n_classifiers)`` (the decoder's)."""
         check_is_fitted(self)
         return self.decoder_.entry_weights_
+
+    @property
+    def zero_entry_weights_(self):
+        """The zero entries' weights of each side, ``(2, n_classes, n_classifiers)`` (the
+        decoder's)."""
+        check_is_fitted(self)
+        return self.decoder_.zero_entry_weights_
 
     @property
     def intercept_(self):

@@ -233,6 +233,11 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
     path : RegularizationPath
         As :func:`regularization_path` returns it.
     """
+    if problem.zero_entries:
+        raise ValueError(
+            "regularization_path does not follow zero_entry_penalty's weights; fit the "
+            "decoder at each alpha, or set zero_entry_penalty=None."
+        )
     config = decoder.solver
     penalties = [decoder.penalty_for(alpha, problem.code) for alpha in alphas]
     # the losses stored once; each alpha swaps the penalty

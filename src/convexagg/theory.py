@@ -241,6 +241,11 @@ def generalization_bound(decoder, Q, y, *, B=None, epsilon=0.05):
             "class intercepts; this decoder was fitted with fit_intercept=True."
         )
     code = decoder.code_
+    if np.any(getattr(decoder, "zero_entry_weights_", 0.0) != 0):
+        raise ValueError(
+            "generalization_bound: Proposition 2 is stated for the paper's model; this "
+            "decoder was fitted with zero_entry_penalty: fit with zero_entry_penalty=None."
+        )
     entry = getattr(decoder, "entry_weights_", None)
     if entry is not None and not np.array_equal(entry, (code != 0) * decoder.weights_):
         raise ValueError(

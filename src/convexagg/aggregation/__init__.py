@@ -36,7 +36,14 @@ from .discrepancy import (
     softmax_classes,
     stack_losses,
 )
-from .entries import code_entries, entry_matrix, expand_code
+from .entries import (
+    code_entries,
+    entry_matrix,
+    expand_code,
+    model_entries,
+    side_entry_weights,
+    zero_entries,
+)
 from .margin import LargeMarginObjective, StiffnessObjective
 from .penalty import MAX_ALPHA, PENALTIES, Penalty
 from .point import Point
@@ -58,11 +65,14 @@ __all__ = [
     "losses_fit_in_memory",
     "entry_matrix",
     "expand_code",
+    "model_entries",
     "output_discrepancies",
     "pullback",
     "reencode",
     "side_indicators",
+    "side_entry_weights",
     "side_weights",
     "softmax_classes",
     "stack_losses",
+    "zero_entries",
 ]

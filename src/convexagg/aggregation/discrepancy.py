@@ -96,14 +96,16 @@ def side_weights(code, w):
 
     With entry weights (a ``(K, M)`` matrix ``U``, see
     :mod:`~convexagg.aggregation.entries`) each entry has its own weight:
-    ``W = E.T * [U.T; U.T]``.
+    ``W = E.T * [U.T; U.T]``. Side weights ``(2, K, M)`` (zero entries with weights,
+    :func:`~convexagg.aggregation.side_entry_weights`) are ``W = [S[0].T; S[1].T]``.
 
     Parameters
     ----------
     code : ndarray of shape (K, M)
         The code matrix.
-    w : ndarray of shape (M,) or (K, M)
-        Aggregation weights, one per column or one per entry.
+    w : ndarray of shape (M,), (K, M) or (2, K, M)
+        Aggregation weights, one per column, one per entry, or one per class and
+        side of each column.
 
     Returns
     -------
@@ -111,6 +113,8 @@ def side_weights(code, w):
         The side weights.
     """
     w = np.asarray(w, dtype=np.float64)
+    if w.ndim == 3:  # side weights (2, K, M) already (zero entries carry weights)
+        return np.ascontiguousarray(np.vstack([w[0].T, w[1].T]))
     # C order: the indicators come out Fortran-ordered, and a Fortran operand
     # of matmul (with out=) leaves NumPy's fastest BLAS path
     if w.ndim == 2:
@@ -196,8 +200,8 @@ def output_discrepancies(
         Binary outputs, validated.
     code : ndarray of shape (K, M)
         The code matrix.
-    w : ndarray of shape (M,) or (K, M)
-        Aggregation weights, one per column or one per entry (:func:`side_weights`).
+    w : ndarray of shape (M,), (K, M) or (2, K, M)
+        Aggregation weights, one per column, per entry or per side (:func:`side_weights`).
     intercept : ndarray of shape (K,), default=None
         Class intercepts; none when None.
     loss : str, default="cross_entropy"

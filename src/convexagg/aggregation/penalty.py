@@ -33,6 +33,11 @@ costs ``shrink/2`` times its squared norm: the fit tends to the shared-weight
 one. Only the quadratic penalty (``l1 = 0``) has this form: with ``w >= 0`` under an L1 term the
 minimum over ``w`` is only piecewise quadratic.
 
+Free weights (zero entries' weights, :mod:`~convexagg.aggregation.entries`): with
+entry weights, a weight whose column is ``-1`` is shrunk toward nothing; its
+penalty is its own quadratic ``(l2 + free_l2)/2 u^2``, so the Hessian stays
+block-diagonal by column with the free weights on the diagonal.
+
 Per-column strengths (``column_l2``, the decoders' ``column_penalty``): an extra,
 absolute quadratic term ``1/2 sum_l column_l2[l] w_l^2`` on the shared weights, so
 weight ``l``'s quadratic strength is ``l2 + column_l2[l]`` (``l2`` scales with
@@ -86,7 +91,8 @@ class Penalty:
         weights with this strength, ``> 0`` (see the module docstring); ``l1``
         must then be 0.
     columns : tuple of int, default=None
-        With a finite ``shrink``: the code column of each weight.
+        With a finite ``shrink``: the code column of each weight; ``-1`` for a
+        free weight (a zero entry's), shrunk toward no shared weight.
     column_sizes : tuple of int, default=None
         With a finite ``shrink``: the number of weights of each weight's column
         in the whole problem (counted from ``columns`` when None;
@@ -95,6 +101,9 @@ class Penalty:
         Extra quadratic strength of each shared weight (``>= 0``), one per
         weight, or with a finite ``shrink`` one per code column (indexed by
         ``columns``); None: none.
+    free_l2 : float, default=0.0
+        Extra quadratic strength of the free weights (``columns`` -1): theirs is
+        ``l2 + free_l2``.
     """
 
     l2: float = 0.0
@@ -104,9 +113,10 @@ class Penalty:
     columns: tuple | None = None
     column_sizes: tuple | None = None
     column_l2: tuple | None = None
+    free_l2: float = 0.0
 
     def __post_init__(self):
-        for name in ("l2", "l1", "intercept_l2"):
+        for name in ("l2", "l1", "intercept_l2", "free_l2"):
             value = float(getattr(self, name))
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"penalty strength {name} must be finite and >= 0, got {value!r}.")
@@ -134,7 +144,9 @@ class Penalty:
             columns = tuple(int(c) for c in self.columns)
             sizes = self.column_sizes
             if sizes is None:  # the sizes of the whole problem (kept by restrict)
-                sizes = tuple(int(n) for n in np.bincount(columns)[list(columns)])
+                cols = np.asarray(columns, dtype=np.intp)
+                counts = np.bincount(cols[cols >= 0], minlength=1)
+                sizes = tuple(int(counts[c]) if c >= 0 else 1 for c in cols)
             if len(sizes) != len(columns):
                 raise ValueError("column_sizes must have one entry per weight.")
             object.__setattr__(self, "columns", columns)
@@ -146,12 +158,22 @@ class Penalty:
         return bool(np.isfinite(self.shrink))
 
     def _coupling(self):
-        """``(column of each weight as 0..n_groups-1, g of each group)``."""
-        cols, group = np.unique(np.asarray(self.columns, dtype=np.intp), return_inverse=True)
+        """``(column of each weight as 0..n_groups-1 (-1: free), g of each group)``."""
+        columns = np.asarray(self.columns, dtype=np.intp)
+        coupled = columns >= 0
+        cols, inverse = np.unique(columns[coupled], return_inverse=True)
+        group = np.full(columns.size, -1, dtype=np.intp)
+        group[coupled] = inverse
         sizes = np.zeros(cols.size)
-        sizes[group] = self.column_sizes
+        sizes[inverse] = np.asarray(self.column_sizes)[coupled]
         g = self.shrink**2 / (self._column_strength(cols) + self.shrink * sizes)
         return group, g
+
+    def _entry_diagonal(self, group, g):
+        """The entry weights' Hessian diagonal: ``shrink - g`` of their column, the free
+        weights' ``l2 + free_l2``."""
+        coupled = group >= 0
+        return np.where(coupled, self.shrink - g[np.maximum(group, 0)], self.l2 + self.free_l2)
 
     def _column_strength(self, cols):
         """``l2 (+ column_l2[cols])``: the quadratic strength of shared weights ``cols``."""
@@ -179,8 +201,14 @@ class Penalty:
         if not self.entry_weights:
             return self._weight_strength(n_weights) * w
         group, g = self._coupling()
-        sums = np.bincount(group, weights=w, minlength=g.size)
-        return self.shrink * w - (g * sums)[group]
+        coupled = group >= 0
+        if coupled.all():
+            sums = np.bincount(group, weights=w, minlength=g.size)
+            return self.shrink * w - (g * sums)[group]
+        sums = np.bincount(group[coupled], weights=w[coupled], minlength=g.size)
+        out = (self.l2 + self.free_l2) * w
+        out[coupled] = self.shrink * w[coupled] - (g * sums)[group[coupled]]
+        return out
 
     def column_groups(self):
         """The code column of each entry weight, numbered ``0 .. n_groups - 1``.
@@ -188,7 +216,7 @@ class Penalty:
         Returns
         -------
         groups : ndarray of int, shape (n_weights,)
-            The group of each weight.
+            The group of each weight (-1: a free weight, in none).
         n_groups : int
             The columns with at least one weight.
         """
@@ -227,9 +255,16 @@ class Penalty:
         # hess R = shrink I - sum_l g_l 1_l 1_l' (1_l: column l's weights), so
         # A' hess R A = shrink diag(sizes) - C diag(g) C', C[a, l] = weights of l in a
         column, g = self._coupling()
-        pairs = groups[keep] * g.size + column[keep]
+        coupled = keep & (column >= 0)
+        pairs = groups[coupled] * g.size + column[coupled]
         counts = np.bincount(pairs, minlength=n_groups * g.size).reshape(n_groups, g.size)
-        return self.shrink * np.diag(counts.sum(axis=1)) - (counts * g) @ counts.T
+        H = self.shrink * np.diag(counts.sum(axis=1)) - (counts * g) @ counts.T
+        free = keep & (column < 0)
+        if free.any():
+            H[np.diag_indices(n_groups)] += (self.l2 + self.free_l2) * np.bincount(
+                groups[free], minlength=n_groups
+            )
+        return H
 
     def shared_weights(self, u):
         """The shared column weights ``w`` that minimise the penalty at entry weights ``u``.
@@ -243,13 +278,16 @@ class Penalty:
         -------
         w : ndarray of shape (n_columns,)
             ``w_l = shrink S_l / (l2 + column_l2[l] + shrink n_l)`` for each column ``l``
-            (``n_columns`` is ``max(columns) + 1``; a column without weights gets 0).
+            (``n_columns`` is ``max(columns) + 1``; a column without weights gets 0;
+            free weights count toward none).
         """
         columns = np.asarray(self.columns, dtype=np.intp)
         n = columns.max(initial=-1) + 1
+        coupled = columns >= 0
+        columns, u = columns[coupled], np.asarray(u)[coupled]
         sums = np.bincount(columns, weights=u, minlength=n)
         sizes = np.zeros(n)
-        sizes[columns] = self.column_sizes
+        sizes[columns] = np.asarray(self.column_sizes)[coupled]
         strength = self._column_strength(np.flatnonzero(sizes > 0))
         w = np.zeros(n)
         w[sizes > 0] = self.shrink * sums[sizes > 0] / (strength + self.shrink * sizes[sizes > 0])
@@ -283,7 +321,14 @@ class Penalty:
 
     @classmethod
     def from_alpha(
-        cls, alpha, penalty="l2", l1_ratio=0.5, shrink=np.inf, columns=None, column_l2=None
+        cls,
+        alpha,
+        penalty="l2",
+        l1_ratio=0.5,
+        shrink=np.inf,
+        columns=None,
+        column_l2=None,
+        free_l2=0.0,
     ):
         """Split the total strength ``alpha`` as scikit-learn's elastic net does.
 
@@ -304,10 +349,12 @@ class Penalty:
             Entry weights shrunk toward shared column weights with this
             strength (see the module docstring); ``inf``: one weight per column.
         columns : array-like of int, default=None
-            With a finite ``shrink``: the column of each entry weight.
+            With a finite ``shrink``: the column of each entry weight (-1: free).
         column_l2 : array-like of float, default=None
             Extra quadratic strength of each shared weight (code column), not
             scaled by ``alpha``.
+        free_l2 : float, default=0.0
+            Extra quadratic strength of the free weights, not scaled by ``alpha``.
 
         Returns
         -------
@@ -336,6 +383,7 @@ class Penalty:
             shrink=shrink,
             columns=None if columns is None else tuple(int(c) for c in columns),
             column_l2=None if column_l2 is None else tuple(float(c) for c in column_l2),
+            free_l2=free_l2,
         )
 
     def _diagonal(self, n_weights, n_variables):
@@ -408,8 +456,7 @@ class Penalty:
         """
         d = self._diagonal(n_weights, n_variables)
         if self.entry_weights:
-            group, g = self._coupling()
-            d[:n_weights] = self.shrink - g[group]
+            d[:n_weights] = self._entry_diagonal(*self._coupling())
         return d
 
     def hessp(self, v, n_weights):
@@ -448,9 +495,10 @@ class Penalty:
         """
         if self.entry_weights:
             group, g = self._coupling()
-            same = group[:, None] == group[None, :]
-            H[:n_weights, :n_weights] -= np.where(same, g[group][:, None], 0.0)
+            coupled = group >= 0
+            same = (group[:, None] == group[None, :]) & coupled[:, None]
+            H[:n_weights, :n_weights] -= np.where(same, g[np.maximum(group, 0)][:, None], 0.0)
         H[np.diag_indices_from(H)] += self._diagonal(n_weights, H.shape[0])
         if self.entry_weights:
-            H[np.diag_indices(n_weights)] += self.shrink - self.l2
+            H[np.diag_indices(n_weights)] += np.where(coupled, self.shrink - self.l2, self.free_l2)
         return H

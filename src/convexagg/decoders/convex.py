@@ -22,8 +22,11 @@ from ..aggregation import (
     code_entries,
     entry_matrix,
     expand_code,
+    model_entries,
     output_discrepancies,
+    side_entry_weights,
     softmax_classes,
+    zero_entries,
 )
 from ..binary import LinearLogOdds
 from ..codes import check_code_matrix
@@ -121,6 +124,7 @@ class ConvexDecoder(BaseDecoder):
     %(fit_intercept)s
     %(entry_weight_shrinkage)s
     %(column_penalty)s
+    %(zero_entry_penalty)s
     %(solver)s
     warm_start : bool, default=False
         Start from the previous fit's solution when refitting with the same
@@ -146,6 +150,10 @@ class ConvexDecoder(BaseDecoder):
         The weight of each code entry in ``rho`` (0 where the code is 0): the
         fitted ``u`` with ``entry_weight_shrinkage``, else ``weights_`` in
         every nonzero entry of its column.
+    zero_entry_weights_ : ndarray of shape (2, n_classes, n_classifiers)
+        With ``zero_entry_penalty``: the weights ``v+`` (``[0]``) and ``v-``
+        (``[1]``) of the zero code entries (0 where the code is not 0); else
+        zeros.
     intercept_ : ndarray of shape (n_classes,)
         The class intercepts ``b`` (zeros without ``fit_intercept``).
     solver_ : SolverConfig
@@ -163,7 +171,7 @@ class ConvexDecoder(BaseDecoder):
     dual_ : ndarray of shape (n_classifiers,) or (n_classes, n_classifiers)
         Dual variables of ``w >= 0`` (exact for the interior point, the
         gradient's positive part for the others); of ``u >= 0`` in the code's
-        layout with entry weights.
+        layout with entry weights (of the nonzero entries only).
     objective_ : float
         The formulation's objective (with the penalty) at the solution.
     taus_ : ndarray
@@ -201,6 +209,7 @@ class ConvexDecoder(BaseDecoder):
         "fit_intercept": ["boolean"],
         "entry_weight_shrinkage": [Interval(Real, 0, None, closed="right"), None],
         "column_penalty": ["array-like", None],
+        "zero_entry_penalty": [Interval(Real, 0, None, closed="left"), None],
         "solver": SOLVER_CONSTRAINT,
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
@@ -219,6 +228,7 @@ class ConvexDecoder(BaseDecoder):
         fit_intercept=False,
         entry_weight_shrinkage=None,
         column_penalty=None,
+        zero_entry_penalty=None,
         solver="auto",
         warm_start=False,
         verbose=0,
@@ -238,6 +248,7 @@ class ConvexDecoder(BaseDecoder):
         self.fit_intercept = fit_intercept
         self.entry_weight_shrinkage = entry_weight_shrinkage
         self.column_penalty = column_penalty
+        self.zero_entry_penalty = zero_entry_penalty
         self.solver = solver
         self.warm_start = warm_start
         self.verbose = verbose
@@ -254,6 +265,10 @@ class ConvexDecoder(BaseDecoder):
         """Whether the model has entry weights (a finite ``entry_weight_shrinkage``)."""
         s = self.entry_weight_shrinkage
         return s is not None and bool(np.isfinite(s))
+
+    def _zero_entries(self):
+        """Whether the zero code entries carry weights (``zero_entry_penalty`` given)."""
+        return self.zero_entry_penalty is not None
 
     def penalty_for(self, alpha=None, code=None):
         """The :class:`~convexagg.aggregation.Penalty` of ``alpha`` under this decoder's settings.
@@ -282,6 +297,11 @@ class ConvexDecoder(BaseDecoder):
         if not self._entries():
             return Penalty.from_alpha(alpha, self.penalty, l1_ratio, column_l2=column_l2)
         columns = code_entries(code)[1]
+        free_l2 = 0.0
+        if self._zero_entries():  # two free weights per zero entry, after the entries
+            n_zero = int(np.count_nonzero(np.asarray(code) == 0))
+            columns = np.concatenate([columns, np.full(2 * n_zero, -1)])
+            free_l2 = float(self.zero_entry_penalty)
         return Penalty.from_alpha(
             alpha,
             self.penalty,
@@ -289,6 +309,7 @@ class ConvexDecoder(BaseDecoder):
             shrink=self.entry_weight_shrinkage,
             columns=columns,
             column_l2=column_l2,
+            free_l2=free_l2,
         )
 
     def _column_penalty(self, n_classifiers=None):
@@ -314,10 +335,11 @@ class ConvexDecoder(BaseDecoder):
 
     def _expand(self, Q, code):
         """``(Q, code)`` of the model's parametrisation: with entry weights, one column
-        per nonzero code entry (:func:`~convexagg.aggregation.expand_code`)."""
+        per weighted code entry (:func:`~convexagg.aggregation.expand_code`)."""
         if not self._entries():
             return Q, code
-        return Q[:, code_entries(code)[1]], expand_code(code)
+        zero = self._zero_entries()
+        return Q[:, model_entries(code, zero)[1]], expand_code(code, zero)
 
     def solver_config(self, dask=False):
         """The :class:`~convexagg.solvers.SolverConfig` that fits this decoder.
@@ -423,6 +445,7 @@ class ConvexDecoder(BaseDecoder):
             sample_weight=sample_weight,
             fit_intercept=self.fit_intercept,
             entries=self._entries(),
+            zero_entries=self._zero_entries(),
         )
 
     def _check_output(self, output):
@@ -453,6 +476,12 @@ class ConvexDecoder(BaseDecoder):
                 f"entry_weight_shrinkage={self.entry_weight_shrinkage!r} needs penalty='l2' "
                 f"(the shrinkage is a quadratic penalty); got penalty={self.penalty!r}."
             )
+        if self._zero_entries() and not self._entries():
+            raise ValueError(
+                f"zero_entry_penalty={self.zero_entry_penalty!r} needs entry weights (the zero "
+                "entries' weights are entry weights): set entry_weight_shrinkage; got "
+                f"entry_weight_shrinkage={self.entry_weight_shrinkage!r}."
+            )
         self._column_penalty()
         return self.solver_config(dask=dask)
 
@@ -477,6 +506,7 @@ class ConvexDecoder(BaseDecoder):
         same_model = (
             getattr(self, "_fitted_intercept", False) == self.fit_intercept
             and getattr(self, "_fitted_entries", False) == self._entries()
+            and getattr(self, "_fitted_zero", False) == self._zero_entries()
         )
         if not (same_model and np.array_equal(self.code_, code)):
             return None
@@ -484,6 +514,10 @@ class ConvexDecoder(BaseDecoder):
         if self._entries():  # the solver's variables: one per entry
             entries = code_entries(code)
             x, z = self.entry_weights_[entries], None if z is None else z[entries]
+            if self._zero_entries():  # then the zero entries' sides (no duals kept)
+                zeros = zero_entries(code)
+                x = np.concatenate([x, self.zero_entry_weights_[0][zeros]])
+                x, z = np.concatenate([x, self.zero_entry_weights_[1][zeros]]), None
         if self.fit_intercept:
             x = np.concatenate([x, self.intercept_])
         return SolverResult(w=x, z=z, n_iter=0, converged=True)
@@ -492,11 +526,19 @@ class ConvexDecoder(BaseDecoder):
         code = self.code_
         self._fitted_intercept = self.fit_intercept
         self._fitted_entries = self._entries()
+        self._fitted_zero = self._zero_entries()
+        self.zero_entry_weights_ = np.zeros((2,) + code.shape)
         if self._fitted_entries:
-            n = int(np.count_nonzero(code))
-            self.entry_weights_ = entry_matrix(code, result.w[:n])
-            self.weights_ = self.penalty_for(code=code).shared_weights(result.w[:n])
-            self.dual_ = None if result.z is None else entry_matrix(code, result.z)
+            nnz = int(np.count_nonzero(code))
+            n = model_entries(code, self._fitted_zero)[0].size
+            self.entry_weights_ = entry_matrix(code, result.w[:nnz])
+            shared = self.penalty_for(code=code).shared_weights(result.w[:n])
+            self.weights_ = np.zeros(code.shape[1])
+            self.weights_[: shared.size] = shared
+            if self._fitted_zero:
+                u = np.concatenate([np.zeros(nnz), result.w[nnz:n]])
+                self.zero_entry_weights_ = side_entry_weights(code, u, zero=True)
+            self.dual_ = None if result.z is None else entry_matrix(code, result.z[:nnz])
         else:
             n = code.shape[1]
             self.weights_ = result.w[:n]
@@ -579,11 +621,11 @@ class ConvexDecoder(BaseDecoder):
             The fitted decoder.
         """
         config = self._check_settings()
-        model = (problem.loss, problem.fit_intercept, problem.entries)
-        if model != (self.loss, self.fit_intercept, self._entries()):
+        model = (problem.loss, problem.fit_intercept, problem.entries, problem.zero_entries)
+        if model != (self.loss, self.fit_intercept, self._entries(), self._zero_entries()):
             raise ValueError(
-                "the problem was built for another model (loss, fit_intercept, entry weights "
-                f"{model}); build it with this decoder's aggregation_problem."
+                "the problem was built for another model (loss, fit_intercept, entry weights, "
+                f"zero entries {model}); build it with this decoder's aggregation_problem."
             )
         return self._fit_problem(problem, config)
 
@@ -706,7 +748,7 @@ class ConvexDecoder(BaseDecoder):
         return output_discrepancies(
             Q,
             self.code_,
-            self.entry_weights_ if getattr(self, "_fitted_entries", False) else self.weights_,
+            self._model_weights(),
             self.intercept_ if self.fit_intercept else None,
             loss=self.loss,
             output=self.output_,
@@ -714,6 +756,17 @@ class ConvexDecoder(BaseDecoder):
             transposed=transposed,
             log_odds=log_odds,
         )
+
+    def _model_weights(self):
+        """The weights ``rho`` is taken with: one per classifier, one per code entry,
+        or with zero entries the side weights ``(2, K, M)``
+        (:func:`~convexagg.aggregation.side_weights`)."""
+        if not getattr(self, "_fitted_entries", False):
+            return self.weights_
+        if not getattr(self, "_fitted_zero", False):
+            return self.entry_weights_
+        code, U = self.code_, self.entry_weights_
+        return self.zero_entry_weights_ + np.stack([U * (code == 1), U * (code == -1)])
 
     def predict_proba(self, Q):
         """Class membership probabilities ``softmax(-rho)`` (paper eq. 7).

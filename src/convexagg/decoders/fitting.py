@@ -21,9 +21,9 @@ from ..aggregation import (
     BlockedObjective,
     RecomputedObjective,
     check_sample_weight,
-    code_entries,
     expand_code,
     losses_fit_in_memory,
+    model_entries,
 )
 from ..losses import OUTPUT_KINDS, check_loss
 from .base import check_fit_inputs
@@ -56,6 +56,8 @@ class AggregationProblem:
         Whether the model has class intercepts.
     entries : bool
         Whether the model has one weight per nonzero code entry.
+    zero_entries : bool
+        Whether the zero code entries carry weights too (two each; with ``entries``).
     """
 
     Q: np.ndarray
@@ -66,6 +68,7 @@ class AggregationProblem:
     sample_weight: np.ndarray | None
     fit_intercept: bool
     entries: bool
+    zero_entries: bool = False
 
     @property
     def n_samples(self):
@@ -75,8 +78,13 @@ class AggregationProblem:
     @property
     def n_losses(self):
         """Number of losses the model's objective stores (two per output of its parametrisation)."""
-        columns = np.count_nonzero(self.code) if self.entries else self.code.shape[1]
+        columns = self.model_columns().size if self.entries else self.code.shape[1]
         return 2 * self.n_samples * columns
+
+    def model_columns(self):
+        """The classifier of each weight of the entry-weight parametrisation
+        (:func:`~convexagg.aggregation.model_entries`)."""
+        return model_entries(self.code, self.zero_entries)[1]
 
     def take(self, rows):
         """The problem on ``rows`` (indices or a mask), not validated again.
@@ -97,7 +105,7 @@ class AggregationProblem:
     def model_outputs(self):
         """Give the outputs and code of the model's parametrisation.
 
-        With entry weights, one column per nonzero code entry
+        With entry weights, one column per weighted code entry
         (:func:`~convexagg.aggregation.expand_code`); else ``Q`` and ``code``.
 
         Returns
@@ -109,7 +117,7 @@ class AggregationProblem:
         """
         if not self.entries:
             return self.Q, self.code
-        return self.Q[:, code_entries(self.code)[1]], expand_code(self.code)
+        return self.Q[:, self.model_columns()], expand_code(self.code, self.zero_entries)
 
     def likelihood(self, penalty, dtype):
         """The likelihood objective (eq. 12) under ``penalty``, its losses in ``dtype``.
@@ -143,7 +151,7 @@ class AggregationProblem:
         if store and self.entries:
             # the losses of each classifier once, not once per entry (letter, ovo+ovr:
             # 351 columns instead of 1,326, and no 1,326-column copy of Q)
-            kwargs["columns"] = code_entries(self.code)[1]
+            kwargs["columns"] = self.model_columns()
             Q = self.Q
         return (BlockedObjective if store else RecomputedObjective).from_outputs(
             Q, code, self.y, penalty, **kwargs
@@ -151,7 +159,16 @@ class AggregationProblem:
 
 
 def aggregation_problem(
-    Q, y, code, output="proba", *, loss, sample_weight=None, fit_intercept=False, entries=False
+    Q,
+    y,
+    code,
+    output="proba",
+    *,
+    loss,
+    sample_weight=None,
+    fit_intercept=False,
+    entries=False,
+    zero_entries=False,
 ):
     """Validate the data of one aggregation fit: the one input check of a fit.
 
@@ -176,6 +193,8 @@ def aggregation_problem(
         Whether the model has class intercepts.
     entries : bool, default=False
         Whether the model has entry weights.
+    zero_entries : bool, default=False
+        Whether the zero code entries carry weights too.
 
     Returns
     -------
@@ -189,7 +208,9 @@ def aggregation_problem(
     if sample_weight is not None:
         sample_weight = np.asarray(sample_weight)
         check_sample_weight(sample_weight, Q.shape[0])
-    return AggregationProblem(Q, y, code, output, loss, sample_weight, fit_intercept, entries)
+    return AggregationProblem(
+        Q, y, code, output, loss, sample_weight, fit_intercept, entries, zero_entries
+    )
 
 
 @dataclass
