@@ -53,8 +53,9 @@ def test_it_is_the_estimator_it_tunes_with_every_keyword_but_alpha():
     parent = set(inspect.signature(ConvexAggregationClassifier).parameters)
     child = set(inspect.signature(ConvexAggregationClassifierCV).parameters)
     # the regularisation path has one weight per classifier and fixed binaries: entry
-    # weights and a grid over the binaries' parameters are the parent's alone
-    not_tuned = {"alpha", "entry_weight_shrinkage", "binary_param_grid"}
+    # weights (and the zero entries' weights), and a grid over the binaries' parameters
+    # are the parent's alone
+    not_tuned = {"alpha", "entry_weight_shrinkage", "zero_entry_penalty", "binary_param_grid"}
     assert child == parent - not_tuned | {"alphas", "alpha_cv"}
     assert not not_tuned & set(ConvexAggregationClassifierCV().get_params())
 

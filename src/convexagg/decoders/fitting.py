@@ -82,8 +82,13 @@ class AggregationProblem:
         return 2 * self.n_samples * columns
 
     def model_columns(self):
-        """The classifier of each weight of the entry-weight parametrisation
-        (:func:`~convexagg.aggregation.model_entries`)."""
+        """Give the classifier of each weight of the entry-weight parametrisation.
+
+        Returns
+        -------
+        columns : ndarray of int, shape (n_entries,)
+            The columns of :func:`~convexagg.aggregation.model_entries`.
+        """
         return model_entries(self.code, self.zero_entries)[1]
 
     def take(self, rows):
