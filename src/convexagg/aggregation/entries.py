@@ -63,7 +63,12 @@ def code_entries(code):
     columns : ndarray of int, shape (nnz,)
         The classifier (column) of each entry.
     """
-    columns, classes = np.nonzero(np.asarray(code).T)
+    return _by_column(np.asarray(code) != 0)
+
+
+def _by_column(mask):
+    """``(rows, columns)`` of the true entries of ``mask``, ordered by column then row."""
+    columns, classes = np.nonzero(mask.T)
     return classes.astype(np.intp), columns.astype(np.intp)
 
 
@@ -82,8 +87,7 @@ def zero_entries(code):
     columns : ndarray of int, shape (n_zero,)
         The classifier (column) of each.
     """
-    columns, classes = np.nonzero(np.asarray(code).T == 0)
-    return classes.astype(np.intp), columns.astype(np.intp)
+    return _by_column(np.asarray(code) == 0)
 
 
 def model_entries(code, zero=False):
