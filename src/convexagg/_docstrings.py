@@ -164,9 +164,9 @@ zero_entry_penalty : float, default=None
     ``k``'s probability can use how such a classifier behaves on its rows
     (unsure, or leaning to one side). They are shrunk toward 0 by
     ``(alpha + c)/2 * v**2``, ``c`` absolute like ``column_penalty``; at
-    ``v = 0`` the model is the one without them. The weights per class grow
-    from about ``M`` to ``2 M`` per class (``M`` classifiers), and with a
-    one-vs-one code their number grows as the cube of the number of classes.
+    ``v = 0`` the model is the one without them. They are twice as many as
+    the code's zero entries: with a one-vs-one code their number grows as the
+    cube of the number of classes (26 classes: 15,600), and so does the fit.
     Needs entry weights (``entry_weight_shrinkage``). None: the zero entries
     carry no weight (the paper's model).""",
     "column_penalty_parts": """\

@@ -34,7 +34,8 @@ one. Only the quadratic penalty (``l1 = 0``) has this form: with ``w >= 0`` unde
 minimum over ``w`` is only piecewise quadratic.
 
 Free weights (zero entries' weights, :mod:`~convexagg.aggregation.entries`): with
-entry weights, a weight whose column is ``-1`` is shrunk toward nothing; its
+entry weights, a weight whose column is ``-1`` is shrunk toward 0, not toward a
+shared weight; its
 penalty is its own quadratic ``(l2 + free_l2)/2 u^2``, so the Hessian stays
 block-diagonal by column with the free weights on the diagonal.
 
