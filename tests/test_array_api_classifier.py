@@ -201,6 +201,8 @@ def test_what_cannot_apply_raises(name, dispatch):
         ("n_jobs=2 cannot apply to array-API X", ConvexAggregationClassifier(n_jobs=2)),
         ("binary_param_grid cannot apply to array-API X",
          ConvexAggregationClassifier(binary_param_grid={"C": [0.1, 1.0]})),
+        ("zero_entry_penalty cannot apply to array-API X",
+         ConvexAggregationClassifier(zero_entry_penalty="auto")),
         ("decoded on its device by ConvexDecoder only; decoder=HammingDecoder",
          CodeMatrixClassifier(decoder=HammingDecoder())),
         ("formulation='likelihood' only",

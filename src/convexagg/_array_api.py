@@ -227,7 +227,7 @@ def check_array_api_learners(learners, name="estimator"):
             )
 
 
-def check_array_api_settings(formulation, *others, inputs="Q"):
+def check_array_api_settings(formulation, *others, inputs="Q", zero_entries=False):
     """Raise a ``ValueError`` for what the array-API path cannot do, naming the parameter.
 
     Parameters
@@ -240,7 +240,16 @@ def check_array_api_settings(formulation, *others, inputs="Q"):
         array-API ``Q``.
     inputs : str, default="Q"
         The array-API input's name in the messages (``"X"`` for an estimator).
+    zero_entries : bool, default=False
+        Whether the decoder weighs the code's zero entries (``zero_entry_penalty``),
+        which the device path does not.
     """
+    if zero_entries:
+        raise ValueError(
+            f"zero_entry_penalty cannot apply to array-API {inputs} (array_api_dispatch="
+            f"True): it is fitted and decoded on NumPy arrays; pass {inputs} as a NumPy "
+            "array, or set zero_entry_penalty=None."
+        )
     if formulation != "likelihood":
         raise ValueError(
             "array-API inputs (array_api_dispatch=True) are fitted with "

@@ -372,7 +372,13 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         (:meth:`_check_array_api`), the decoder's formulation and Dask ``y`` or weights."""
         if array_namespace(X) is not None:
             self._check_array_api(decoder)
-            check_array_api_settings(decoder.formulation, y, sample_weight, inputs="X")
+            check_array_api_settings(
+                decoder.formulation,
+                y,
+                sample_weight,
+                inputs="X",
+                zero_entries=decoder._zero_entries(),
+            )
 
     def _check_weights(self, sample_weight, X):
         """``sample_weight`` checked (:func:`convexagg.validation.check_sample_weight`),
@@ -1193,13 +1199,14 @@ default="auto"
             params["column_penalty"] = None  # by part or "auto": set once the code is built
         if isinstance(params.get("entry_weight_shrinkage"), str):  # "auto"
             params["entry_weight_shrinkage"] = self._auto_entry_weight_shrinkage()
-        if isinstance(params.get("zero_entry_penalty"), str):  # "auto": set for the rows
+        if isinstance(params.get("zero_entry_penalty"), str):
+            # "auto": a float for the checks before training; _fit_decoder sets it for the rows
             params["zero_entry_penalty"] = DEFAULT_ZERO_ENTRY_PRIOR
         return ConvexDecoder(**{**params, **overrides})
 
     def _fit_decoder(self, decoder, training, p):
         if getattr(self, "zero_entry_penalty", None) == "auto":
-            n_rows = len(np.arange(p.y.size)[training.rows])
+            n_rows = p.y[training.rows].size
             decoder.set_params(zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / n_rows)
         return super()._fit_decoder(decoder, training, p)
 

@@ -139,8 +139,9 @@ def likelihood_on_device(decoder, Q, y, code, output, sample_weight, config, nam
     code : ndarray of shape (n_classes, n_classifiers)
         The validated code matrix.
     """
-    check_array_api_settings(decoder.formulation, y, sample_weight)
-    _check_no_zero_entries(decoder._zero_entries())
+    check_array_api_settings(
+        decoder.formulation, y, sample_weight, zero_entries=decoder._zero_entries()
+    )
     code = check_code_matrix(code)
     Q = check_outputs(Q, output, namespace)
     if Q.shape[0] == 0:
@@ -172,14 +173,6 @@ def likelihood_on_device(decoder, Q, y, code, output, sample_weight, config, nam
     return objective, code
 
 
-def _check_no_zero_entries(zero):
-    if zero:
-        raise ValueError(
-            "zero_entry_penalty is fitted and decoded with NumPy arrays only; got an "
-            "array-API array: pass NumPy arrays, or set zero_entry_penalty=None."
-        )
-
-
 def decision_on_device(decoder, Q, namespace):
     """``-rho`` of a fitted ``decoder`` for ``Q`` of ``namespace``, on its device.
 
@@ -198,7 +191,9 @@ def decision_on_device(decoder, Q, namespace):
         Of ``namespace``, float64 where the device has it (float32 otherwise),
         the losses and the product in the precision the NumPy decode uses.
     """
-    _check_no_zero_entries(getattr(decoder, "_fitted_zero", False))
+    check_array_api_settings(
+        decoder.formulation, zero_entries=getattr(decoder, "_fitted_zero", False)
+    )
     Q = check_outputs(Q, decoder.output_, namespace, decoder.code_.shape[1])
     rho = array_api_discrepancies(
         Q,

@@ -532,9 +532,7 @@ class ConvexDecoder(BaseDecoder):
             nnz = int(np.count_nonzero(code))
             n = model_entries(code, self._fitted_zero)[0].size
             self.entry_weights_ = entry_matrix(code, result.w[:nnz])
-            shared = self.penalty_for(code=code).shared_weights(result.w[:n])
-            self.weights_ = np.zeros(code.shape[1])
-            self.weights_[: shared.size] = shared
+            self.weights_ = self.penalty_for(code=code).shared_weights(result.w[:n])
             if self._fitted_zero:
                 u = np.concatenate([np.zeros(nnz), result.w[nnz:n]])
                 self.zero_entry_weights_ = side_entry_weights(code, u, zero=True)
