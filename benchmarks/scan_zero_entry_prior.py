@@ -1,0 +1,105 @@
+"""How strongly to hold the zero entries' weights back: the default's aggregation
+refitted on its own training outputs with ``zero_entry_penalty`` fixed or ``c / n``.
+
+On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite
+kull``) the default ``ConvexAggregationClassifier`` is fitted once; its decoder is
+then refitted on the same training outputs (``training_outputs``) with each
+setting, and scored on the test fold's averaged binary outputs
+(``predict_binary_proba``). Every setting is compared with the default's decoder
+refitted the same way, so the binaries are the same for all: the change in test
+log-loss is the zero entries' alone. The numbers behind
+``DEFAULT_ZERO_ENTRY_PRIOR`` (QUALITY.md, "Zero entries").
+
+    OMP_NUM_THREADS=1 python benchmarks/scan_zero_entry_prior.py --data-dir ../shared/datasets \
+        --out benchmarks/results/zero_entry_prior.json
+"""
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import log_loss
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+import _kull_suite as K  # noqa: E402
+from bench_quality import library_default  # noqa: E402
+
+# fixed strengths (absolute, as column_penalty) and priors c / n (n: the rows fitted on)
+FIXED = (0.003, 0.01, 0.03)
+PRIORS = (5.0, 20.0, 80.0)
+
+
+def settings(n_rows):
+    out = {f"{c:g}": c for c in FIXED}
+    out.update({f"{c:g}/n": c / n_rows for c in PRIORS})
+    return out
+
+
+def scan_set(name, kull_dir):
+    """``{setting: [test log-loss per fold]}``, with ``"none"`` the default's decoder."""
+    X, y, _ = K.load(name, kull_dir)
+    scores = {}
+    for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
+        clf = library_default(fold).fit(X_tr, y_tr)
+        Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
+        Q_test = clf.predict_binary_proba(X_te)
+        labels = np.searchsorted(clf.classes_, y_te)
+        K_ = len(clf.classes_)
+        decoder = clf.decoder_
+        scores.setdefault("none", []).append(
+            log_loss(labels, decoder.predict_proba(Q_test), labels=range(K_))
+        )
+        for key, strength in settings(len(y_fit)).items():
+            refit = clone(decoder).set_params(zero_entry_penalty=strength)
+            refit.fit(Q, y_fit, clf.code_matrix_)
+            P = refit.predict_proba(Q_test)
+            scores.setdefault(key, []).append(log_loss(labels, P, labels=range(K_)))
+    return scores
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0])
+    p.add_argument("--datasets", default=None, help="comma-separated (default: all 23)")
+    args = p.parse_args()
+    kull_dir = str(Path(args.data_dir) / "kull2019")
+    names = args.datasets.split(",") if args.datasets else K.datasets(kull_dir)
+    info = C.machine()
+    results, changes = {}, {}
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = scan_set(name, kull_dir)
+        base = np.mean(scores["none"])
+        results[name] = scores
+        changes[name] = {k: 100 * (np.mean(v) / base - 1) for k, v in scores.items() if k != "none"}
+        print(name, {k: round(v, 1) for k, v in changes[name].items()}, flush=True)
+    keys = list(changes[names[0]])
+    # cells written here: changes to one decimal, counts as integers (of the unrounded changes)
+    rows = [
+        {"set": n, "none": f"{np.mean(results[n]['none']):.4f}"}
+        | {k: f"{changes[n][k]:.1f}" for k in keys}
+        for n in names
+    ]
+    for label, test in (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1)):
+        rows.append({"set": label} | {k: sum(test(c[k]) for c in changes.values()) for k in keys})
+    rows.append(
+        {"set": "mean change %"}
+        | {k: f"{np.mean([c[k] for c in changes.values()]):.1f}" for k in keys}
+    )
+    columns = [("set", "set", None), ("none", "default's log-loss", None)]
+    columns += [(k, f"{k}: change %", None) for k in keys]
+    text = (
+        "## zero_entry_penalty on the default's training outputs, Kull suite (test log-loss "
+        "change against the default's decoder refitted on the same outputs)\n\n"
+        + C.header(info)
+        + "\n\n"
+        + C.table(rows, columns)
+    )
+    C.finish(args, info, results, text)
+
+
+if __name__ == "__main__":
+    main()
