@@ -203,6 +203,8 @@ def test_what_cannot_apply_raises(name, dispatch):
          ConvexAggregationClassifier(binary_param_grid={"C": [0.1, 1.0]})),
         ("zero_entry_penalty cannot apply to array-API X",
          ConvexAggregationClassifier(zero_entry_penalty="auto")),
+        ("entry_weight_shrinkage as a list cannot apply to array-API X",
+         ConvexAggregationClassifier(entry_weight_shrinkage=[0.01, 0.001])),
         ("decoded on its device by ConvexDecoder only; decoder=HammingDecoder",
          CodeMatrixClassifier(decoder=HammingDecoder())),
         ("formulation='likelihood' only",

@@ -31,6 +31,7 @@ from ._array_api import (
 )
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
+from ._decoder_selection import check_shrinkages, select_shrinkage
 from ._docstrings import fill_doc
 from ._sklearn import fit_context, num_samples, routing_enabled
 from ._training import (
@@ -291,7 +292,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Raise for what the array-API path (``X`` on a device, see the user guide's
         array-API page) cannot do, naming the parameter: a learner without scikit-learn's
         array API support, ``n_jobs`` above 1, a decoder other than
-        :class:`ConvexDecoder`'s likelihood fit, ``binary_param_grid``, a subclass
+        :class:`ConvexDecoder`'s likelihood fit, ``binary_param_grid``, several
+        ``entry_weight_shrinkage`` values, a subclass
         with its own ``fit`` (:class:`ConvexAggregationClassifierCV`)."""
         name = type(self).__name__
         if type(self).fit is not CodeMatrixClassifier.fit:
@@ -311,6 +313,12 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "binary_param_grid cannot apply to array-API X (array_api_dispatch=True): "
                 "the candidates are compared on NumPy arrays; pass X as a NumPy array or "
                 "leave binary_param_grid=None."
+            )
+        if not isinstance(getattr(self, "entry_weight_shrinkage", None), (str, Real, type(None))):
+            raise ValueError(
+                "entry_weight_shrinkage as a list cannot apply to array-API X "
+                "(array_api_dispatch=True): its values are compared on NumPy arrays; pass X "
+                "as a NumPy array or one entry_weight_shrinkage value."
             )
         if decoder is not None and not isinstance(decoder, ConvexDecoder):
             raise ValueError(
@@ -1049,13 +1057,19 @@ array-like, default="ovo+ovr"
         log-loss rank from 2.70 to 2.43 and its Brier rank from 2.43 to 2.26,
         and they are no worse on the ten data sets (QUALITY.md, "The fourth
         switch").
-    entry_weight_shrinkage : float, None or "auto", default="auto"
+    entry_weight_shrinkage : float, None, "auto" or list of float, default="auto"
         %(entry_weight_shrinkage.description)s
         "auto": 0.01 with ``penalty="l2"`` (on the Kull et al. suite its
         log-loss ranks before one weight per classifier, and on the ten data
         sets the defaults were chosen on it is no worse; QUALITY.md, "Settling
         the default"), None with ``"l1"`` and ``"elasticnet"``, whose penalty
-        the shrinkage's L2 term does not join.
+        the shrinkage's L2 term does not join. A list of at least two values
+        (e.g. ``[0.01, 0.003, 0.001]``): the one of smallest log-loss in a
+        3-fold cross-validation of the aggregation alone on the outputs it is
+        fitted on (the binaries are not retrained; ties go to the first value;
+        each fold's fits warm-started along the list), in
+        ``entry_weight_shrinkage_``; the best shrinkage differs between data
+        sets (QUALITY.md, "Choosing the shrinkage").
     column_penalty : array-like of shape (n_classifiers,), dict or "auto", \
 default="auto"
         %(column_penalty_parts.description)s
@@ -1093,6 +1107,11 @@ default="auto"
         Learned class intercepts (zeros without ``fit_intercept``).
     n_iter_ : int
         Solver iterations.
+    entry_weight_shrinkage_ : float
+        With a list of ``entry_weight_shrinkage`` values: the chosen value.
+    entry_weight_shrinkage_scores_ : ndarray of shape (n_values,)
+        With a list of ``entry_weight_shrinkage`` values: each one's
+        cross-validated log-loss (sample-weighted mean over the held-out rows).
     best_binary_params_ : dict
         With ``binary_param_grid``: the chosen parameters of the binary learner.
     binary_grid_results_ : dict
@@ -1169,6 +1188,7 @@ default="auto"
             Interval(Real, 0, None, closed="right"),
             None,
             StrOptions({"auto"}),
+            "array-like",
         ],
         "zero_entry_penalty": [Interval(Real, 0, None, closed="left"), None, StrOptions({"auto"})],
     }
@@ -1199,6 +1219,11 @@ default="auto"
             params["column_penalty"] = None  # by part or "auto": set once the code is built
         if isinstance(params.get("entry_weight_shrinkage"), str):  # "auto"
             params["entry_weight_shrinkage"] = self._auto_entry_weight_shrinkage()
+        elif self._shrinkage_candidates() is not None:
+            # several values: the fitted choice, else the first for the checks before
+            # training; _fit_decoder chooses among them
+            chosen = getattr(self, "entry_weight_shrinkage_", None)
+            params["entry_weight_shrinkage"] = chosen or self._shrinkage_candidates()[0]
         if isinstance(params.get("zero_entry_penalty"), str):
             # "auto": a float for the checks before training; _fit_decoder sets it for the rows
             params["zero_entry_penalty"] = DEFAULT_ZERO_ENTRY_PRIOR
@@ -1208,7 +1233,28 @@ default="auto"
         if getattr(self, "zero_entry_penalty", None) == "auto":
             n_rows = p.y[training.rows].size
             decoder.set_params(zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / n_rows)
+        values = self._shrinkage_candidates()
+        if values is not None:
+            rows = training.rows
+            weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
+            Q, y = take_rows(training.Q, rows), p.y[rows]
+            self._log(f"choosing entry_weight_shrinkage among {list(values)}")
+            best, scores = select_shrinkage(
+                decoder, Q, y, p.code, p.output, weights, values, p.plan.fold_seed
+            )
+            decoder.set_params(entry_weight_shrinkage=values[best])
+            self._log(f"entry_weight_shrinkage={values[best]:g}; held-out log-loss {scores}")
+            # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
+            self.entry_weight_shrinkage_ = values[best]
+            self.entry_weight_shrinkage_scores_ = scores
         return super()._fit_decoder(decoder, training, p)
+
+    def _shrinkage_candidates(self):
+        """The values of a list-valued ``entry_weight_shrinkage`` (checked), else None."""
+        given = getattr(self, "entry_weight_shrinkage", None)  # not the CV estimator's
+        if given is None or isinstance(given, (str, Real)):
+            return None
+        return check_shrinkages(given)
 
     def _auto_entry_weight_shrinkage(self):
         """``entry_weight_shrinkage="auto"``: entry weights shrunk by

@@ -1,0 +1,100 @@
+"""Choosing ``entry_weight_shrinkage`` from several values on the decoder's training outputs.
+
+How much a class may lean on a classifier differently from the other classes
+depends on the data set: on the Kull et al. suite the best fixed shrinkage for
+one set (0.001: balance-scale, segment, vowel) costs another (ecoli, glass:
+0.01). Given several values, each is scored by the log-loss of the aggregation
+fitted on :data:`SHRINKAGE_CV_FOLDS` - 1 folds of the outputs the decoder is
+fitted on, on the held-out fold, summed over the folds; the smallest wins (ties:
+the first). Only the aggregation is refitted: the binaries and their outputs are
+those of the fit. Within a fold the values are fitted in the order given, each
+fit warm-started from the previous value's solution.
+
+Measured (QUALITY.md, "Choosing the shrinkage"; the default's decoder refitted on
+its own training outputs over the 23 Kull sets, values 0.01, 0.003, 0.001): 3
+folds change the test log-loss by -1.9 % on average (better by more than 1 % on
+10 sets, worse on none) against -2.2 % for 5 folds, at about half the cost;
+warm starts take another third off.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from ._binary_selection import _log_loss
+
+__all__ = ["SHRINKAGE_CV_FOLDS", "check_shrinkages", "select_shrinkage"]
+
+SHRINKAGE_CV_FOLDS = 3
+
+
+def check_shrinkages(values):
+    """``values`` (several ``entry_weight_shrinkage`` values) as a tuple of floats; raises
+    a ``ValueError`` naming the parameter unless there are at least two, each finite and
+    ``> 0``."""
+    values = tuple(values)
+    if len(values) < 2 or not all(
+        isinstance(v, Real) and not isinstance(v, bool) and np.isfinite(v) and v > 0 for v in values
+    ):
+        raise ValueError(
+            "entry_weight_shrinkage as a list chooses among its values by cross-validation: "
+            f"give at least two finite values > 0 (or one float); got {list(values)!r}."
+        )
+    return tuple(float(v) for v in values)
+
+
+def _folds(y, seed):
+    """Stratified folds when every class has a row in each, else plain shuffled folds."""
+    counts = np.bincount(y)
+    if counts[counts > 0].min() >= SHRINKAGE_CV_FOLDS:
+        return StratifiedKFold(SHRINKAGE_CV_FOLDS, shuffle=True, random_state=seed)
+    return KFold(SHRINKAGE_CV_FOLDS, shuffle=True, random_state=seed)
+
+
+def select_shrinkage(decoder, Q, y, code, output, sample_weight, values, seed):
+    """Score each of ``values`` by the cross-validated log-loss of ``decoder``'s model.
+
+    Parameters
+    ----------
+    decoder : ConvexDecoder
+        The decoder to fit (cloned; only its ``entry_weight_shrinkage`` changes).
+    Q : ndarray of shape (n_samples, n_classifiers)
+        The outputs the decoder is fitted on.
+    y : ndarray of shape (n_samples,)
+        Class indices.
+    code : ndarray of shape (n_classes, n_classifiers)
+        The code matrix.
+    output : {"proba", "margin"}
+        What ``Q`` holds.
+    sample_weight : ndarray of shape (n_samples,) or None
+        Weights of the rows, in the fits and the scores.
+    values : tuple of float
+        The candidates (:func:`check_shrinkages`), fitted in this order.
+    seed : int or None
+        Shuffles the folds.
+
+    Returns
+    -------
+    best : int
+        Index of the chosen value.
+    scores : ndarray of shape (n_values,)
+        Each value's log-loss on the held-out folds (weighted mean over all rows).
+    """
+    scores = np.zeros(len(values))
+    total = 0.0
+    for train, test in _folds(y, seed).split(Q, y):
+        fold = clone(decoder).set_params(warm_start=True, verbose=0)
+        weights = None if sample_weight is None else sample_weight[train]
+        held_out = None if sample_weight is None else sample_weight[test]
+        size = float(test.size if held_out is None else held_out.sum())
+        for i, value in enumerate(values):
+            fold.set_params(entry_weight_shrinkage=value)
+            fold.fit(Q[train], y[train], code, output=output, sample_weight=weights)
+            scores[i] += size * _log_loss(fold, Q[test], y[test], held_out)
+        total += size
+    scores /= total
+    return int(np.argmin(scores)), scores

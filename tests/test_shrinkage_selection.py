@@ -1,0 +1,133 @@
+"""``entry_weight_shrinkage`` as a list: the value chosen by cross-validation on the
+decoder's training outputs.
+
+Checked against an independent loop: cold fits of ``ConvexDecoder`` with each value
+on scikit-learn's folds, scored by ``sklearn.metrics.log_loss``.
+"""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_wine
+from sklearn.metrics import log_loss
+from sklearn.model_selection import StratifiedKFold
+from sklearn.preprocessing import scale
+
+from convexagg import ConvexAggregationClassifier, ConvexDecoder
+from convexagg._decoder_selection import SHRINKAGE_CV_FOLDS, select_shrinkage
+from convexagg.solvers import ProjectedNewton
+
+VALUES = [0.1, 0.003, 0.0003]
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    return scale(X), y
+
+
+@pytest.fixture(scope="module")
+def fitted(wine):
+    X, y = wine
+    # a tight tolerance: warm-started and cold fits then agree to far below the scores' gaps
+    clf = ConvexAggregationClassifier(
+        code="ovo+ovr", entry_weight_shrinkage=VALUES, solver=ProjectedNewton(tol=1e-10)
+    )
+    return clf.set_params(random_state=0).fit(X, y)
+
+
+def _with_shrinkage(decoder, value):
+    """A new, cold ``ConvexDecoder`` with ``decoder``'s settings and shrinkage ``value``."""
+    return ConvexDecoder(**{**decoder.get_params(deep=False), "entry_weight_shrinkage": value})
+
+
+def _manual_scores(decoder, Q, y, code, seed):
+    folds = StratifiedKFold(SHRINKAGE_CV_FOLDS, shuffle=True, random_state=seed)
+    scores = []
+    for value in VALUES:
+        total = 0.0
+        for train, test in folds.split(Q, y):
+            fold = _with_shrinkage(decoder, value)
+            fold.fit(Q[train], y[train], code)
+            P = fold.predict_proba(Q[test])
+            total += test.size * log_loss(y[test], P, labels=range(code.shape[0]))
+        scores.append(total / y.size)
+    return np.array(scores)
+
+
+def test_choice_equals_an_independent_loop(wine, fitted):
+    X, y = wine
+    Q, y_fit, _ = fitted.training_outputs(X, y)
+    scores = _manual_scores(fitted.decoder_, Q, y_fit, fitted.code_matrix_, fitted._fold_seed)
+    # warm-started fits against cold ones
+    np.testing.assert_allclose(fitted.entry_weight_shrinkage_scores_, scores, rtol=1e-5)
+    best = VALUES[int(np.argmin(scores))]
+    assert fitted.entry_weight_shrinkage_ == best
+    assert fitted.decoder_.entry_weight_shrinkage == best
+    reference = _with_shrinkage(fitted.decoder_, best)
+    reference.fit(Q, y_fit, fitted.code_matrix_)
+    np.testing.assert_allclose(fitted.decoder_.entry_weights_, reference.entry_weights_)
+    # the choice matters here: the three scores differ
+    assert np.ptp(scores) > 1e-3
+
+
+def test_the_order_of_the_values_changes_nothing_but_their_order(wine):
+    """Each value's score is the same whichever value its fits were warm-started from."""
+    X, y = wine
+    orders = [[0.3, 0.01, 0.001], [0.001, 0.3, 0.01]]
+    fits = [
+        ConvexAggregationClassifier(
+            code="ovo", entry_weight_shrinkage=v, solver=ProjectedNewton(tol=1e-10), random_state=0
+        ).fit(X, y)
+        for v in orders
+    ]
+    by_value = [dict(zip(v, f.entry_weight_shrinkage_scores_)) for v, f in zip(orders, fits)]
+    for value in orders[0]:
+        np.testing.assert_allclose(by_value[0][value], by_value[1][value], rtol=1e-6)
+    assert fits[0].entry_weight_shrinkage_ == fits[1].entry_weight_shrinkage_
+
+
+def test_weights_enter_the_fits_and_the_scores(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(code="ovo", random_state=0).fit(X, y)
+    Q, y_fit, _ = clf.training_outputs(X, y)
+    code, values = clf.code_matrix_, tuple(VALUES)
+    decoder = ConvexDecoder(alpha=1e-3, fit_intercept=True)
+    plain = select_shrinkage(decoder, Q, y_fit, code, "proba", None, values, 0)
+    doubled = select_shrinkage(decoder, Q, y_fit, code, "proba", np.full(y.size, 2.0), values, 0)
+    assert plain[0] == doubled[0]
+    np.testing.assert_allclose(plain[1], doubled[1], rtol=1e-6)
+    # no weight on one class's rows: other fits, other scores
+    w = np.where(y_fit == 2, 0.0, 1.0)
+    _, weighted = select_shrinkage(decoder, Q, y_fit, code, "proba", w, values, 0)
+    assert not np.allclose(weighted, plain[1])
+
+
+def test_a_class_smaller_than_the_folds(wine):
+    X, y = wine
+    keep = np.concatenate([np.flatnonzero(y != 2), np.flatnonzero(y == 2)[:2]])
+    clf = ConvexAggregationClassifier(code="ovo", cv=2, entry_weight_shrinkage=VALUES)
+    clf.set_params(random_state=0).fit(X[keep], y[keep])
+    assert clf.entry_weight_shrinkage_ in VALUES
+    assert np.all(np.isfinite(clf.entry_weight_shrinkage_scores_))
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ([0.01], "give at least two finite values > 0"),
+        ([0.01, 0.0], "give at least two finite values > 0"),
+        ([0.01, np.inf], "give at least two finite values > 0"),
+        ([0.01, "a"], "give at least two finite values > 0"),
+    ],
+)
+def test_bad_lists_raise_before_training(wine, given, message):
+    X, y = wine
+    with pytest.raises(ValueError, match=message):
+        ConvexAggregationClassifier(entry_weight_shrinkage=given).fit(X, y)
+
+
+def test_a_penalty_without_entry_weights_raises(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(entry_weight_shrinkage=VALUES, penalty="l1")
+    with pytest.raises(ValueError, match="needs penalty='l2'"):
+        clf.fit(X, y)
