@@ -1,0 +1,132 @@
+"""Choosing ``entry_weight_shrinkage`` on the training outputs: the default's aggregation
+refitted with each fixed value and with the value chosen by cross-validation.
+
+On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite
+kull``) the default ``ConvexAggregationClassifier`` is fitted once; its decoder is then
+refitted on the same training outputs (``training_outputs``) with each setting and
+scored on the test fold by the estimator's own ``predict_proba`` (the fold members'
+decodes averaged), so the binaries are the same for all: the change in test log-loss
+is the shrinkage's alone. The chosen settings use ``select_shrinkage`` (the library's
+selection) with 3 and 5 folds; the seconds of the 3-fold choice are timed warm-started
+(as the library fits) and cold (each value from the solver's start), in turn. The
+numbers behind ``convexagg._decoder_selection`` (QUALITY.md, "Choosing the shrinkage").
+
+    OMP_NUM_THREADS=1 python benchmarks/scan_shrinkage_choice.py --data-dir ../shared/datasets \\
+        --out benchmarks/results/shrinkage_choice.json
+"""
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import log_loss
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+import _kull_suite as K  # noqa: E402
+from bench_quality import library_default  # noqa: E402
+
+from convexagg._decoder_selection import _folds, select_shrinkage  # noqa: E402
+
+VALUES = (0.01, 0.003, 0.001)  # the default's 0.01 first: ties keep it
+FIXED = VALUES[1:]
+
+
+def _cold_choice(decoder, Q, y, code, seed):
+    """The 3-fold choice with every fit started cold (for the timing only)."""
+    for train, _ in _folds(y, seed, 3).split(Q, y):
+        for value in VALUES:
+            clone(decoder).set_params(entry_weight_shrinkage=value).fit(Q[train], y[train], code)
+
+
+def _test_log_loss(clf, decoder, value, Q, y_fit, X_test, labels):
+    """``clf``'s test log-loss with ``decoder`` refitted at ``value`` in its place."""
+    clf.decoder_ = clone(decoder).set_params(entry_weight_shrinkage=value)
+    clf.decoder_.fit(Q, y_fit, clf.code_matrix_)
+    return log_loss(labels, clf.predict_proba(X_test), labels=range(len(clf.classes_)))
+
+
+def scan_set(name, kull_dir):
+    """``({setting: [test log-loss per fold]}, {setting: [chosen value per fold]},
+    {"warm": [s], "cold": [s]})``; ``"default"`` is the default's decoder refitted."""
+    X, y, _ = K.load(name, kull_dir)
+    scores, chosen, seconds = {}, {}, {"warm": [], "cold": []}
+    for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
+        clf = library_default(fold).fit(X_tr, y_tr)
+        Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
+        labels = np.searchsorted(clf.classes_, y_te)
+        decoder, code = clf.decoder_, clf.code_matrix_
+
+        def score(value, clf=clf, decoder=decoder, data=(Q, y_fit, X_te, labels)):
+            return _test_log_loss(clf, decoder, value, *data)
+
+        scores.setdefault("default", []).append(score(VALUES[0]))
+        for value in FIXED:
+            scores.setdefault(f"{value:g}", []).append(score(value))
+        for folds in (3, 5):
+            t0 = time.perf_counter()
+            best, _ = select_shrinkage(decoder, Q, y_fit, code, "proba", None, VALUES, fold, folds)
+            if folds == 3:
+                seconds["warm"].append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                _cold_choice(decoder, Q, y_fit, code, fold)
+                seconds["cold"].append(time.perf_counter() - t0)
+            key = f"chosen, {folds} folds"
+            scores.setdefault(key, []).append(score(VALUES[best]))
+            chosen.setdefault(key, []).append(VALUES[best])
+    return scores, chosen, seconds
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0])
+    p.add_argument("--datasets", default=None, help="comma-separated (default: all 23)")
+    args = p.parse_args()
+    kull_dir = str(Path(args.data_dir) / "kull2019")
+    names = args.datasets.split(",") if args.datasets else K.datasets(kull_dir)
+    info = C.machine()
+    results, changes = {}, {}
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores, chosen, seconds = scan_set(name, kull_dir)
+        base = np.mean(scores["default"])
+        results[name] = {"log_loss": scores, "chosen": chosen, "seconds": seconds}
+        changes[name] = {
+            k: 100 * (np.mean(v) / base - 1) for k, v in scores.items() if k != "default"
+        }
+        print(name, {k: round(v, 1) for k, v in changes[name].items()}, chosen, flush=True)
+    keys = list(changes[names[0]])
+    rows = [
+        {"set": n, "default": f"{np.mean(results[n]['log_loss']['default']):.4f}"}
+        | {k: f"{changes[n][k]:.1f}" for k in keys}
+        | {"chosen": " ".join(f"{v:g}" for v in results[n]["chosen"]["chosen, 3 folds"])}
+        for n in names
+    ]
+    for label, test in (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1)):
+        rows.append({"set": label} | {k: sum(test(c[k]) for c in changes.values()) for k in keys})
+    rows.append(
+        {"set": "mean change %"}
+        | {k: f"{np.mean([c[k] for c in changes.values()]):.1f}" for k in keys}
+    )
+    columns = [("set", "set", None), ("default", "default's log-loss", None)]
+    columns += [(k, f"{k}: change %", None) for k in keys]
+    columns += [("chosen", "chosen (3 folds), per outer fold", None)]
+    warm = [s for n in names for s in results[n]["seconds"]["warm"]]
+    cold = [s for n in names for s in results[n]["seconds"]["cold"]]
+    text = (
+        "## entry_weight_shrinkage on the default's training outputs, Kull suite (test "
+        "log-loss change against the default's decoder refitted on the same outputs)\n\n"
+        + C.header(info)
+        + "\n\n"
+        + C.table(rows, columns)
+        + f"\n\nThe 3-fold choice's seconds (median over sets and folds): warm-started "
+        f"{np.median(warm):.3f} s, cold {np.median(cold):.3f} s.\n"
+    )
+    C.finish(args, info, results, text)
+
+
+if __name__ == "__main__":
+    main()
