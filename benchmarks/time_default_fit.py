@@ -34,14 +34,22 @@ def main():
     parser.add_argument(
         "--code", default=None, help="a code in the default's place (e.g. ovo+ovr); default: none"
     )
+    parser.add_argument(
+        "--entry-weight-shrinkage",
+        default=None,
+        help="comma-separated values in the default's place (several: chosen by the fit)",
+    )
     args = parser.parse_args()
     data = pd.read_csv(os.path.join(args.data_dir, "letter.csv.gz"))
     X, y = data.iloc[:, :-1].to_numpy(float), data.iloc[:, -1].to_numpy()
     X, _, y, _ = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
     X = StandardScaler().fit_transform(X)
-    code = {} if args.code is None else {"code": args.code}
+    given = {} if args.code is None else {"code": args.code}
+    if args.entry_weight_shrinkage is not None:
+        values = [float(v) for v in args.entry_weight_shrinkage.split(",")]
+        given["entry_weight_shrinkage"] = values if len(values) > 1 else values[0]
     clf = ConvexAggregationClassifier(
-        LogisticRegression(), n_jobs=args.n_jobs, random_state=0, **code
+        LogisticRegression(), n_jobs=args.n_jobs, random_state=0, **given
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # lbfgs's ConvergenceWarning on some binaries
