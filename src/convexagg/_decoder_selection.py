@@ -8,7 +8,7 @@ fitted on :data:`SHRINKAGE_CV_FOLDS` - 1 folds of the outputs the decoder is
 fitted on, on the held-out fold, summed over the folds; the smallest wins (ties:
 the first). Only the aggregation is refitted: the binaries and their outputs are
 those of the fit. Within a fold the values are fitted in the order given, each
-fit warm-started from the previous value's solution.
+fit warm-started from the previous value's solution, on losses computed once.
 
 Measured (``benchmarks/scan_shrinkage_choice.py``; QUALITY.md, "Choosing the
 shrinkage"): the default's decoder refitted on its own training outputs over the 23
@@ -27,7 +27,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from ._binary_selection import _log_loss
+from .decoders.fitting import solve_path
+from .path import _scores
 
 __all__ = ["SHRINKAGE_CV_FOLDS", "check_shrinkages", "select_shrinkage"]
 
@@ -62,10 +63,15 @@ def select_shrinkage(
 ):
     """Score each of ``values`` by the cross-validated log-loss of ``decoder``'s model.
 
+    The losses are computed once for all rows and each fold takes its rows of them;
+    within a fold only the penalty changes from one value to the next, as along a
+    regularisation path (:func:`~convexagg.path.problem_path`).
+
     Parameters
     ----------
     decoder : ConvexDecoder
-        The decoder to fit (cloned; only its ``entry_weight_shrinkage`` changes).
+        The decoder whose model is fitted (with each of ``values`` as its
+        ``entry_weight_shrinkage``).
     Q : ndarray of shape (n_samples, n_classifiers)
         The outputs the decoder is fitted on.
     y : ndarray of shape (n_samples,)
@@ -90,17 +96,26 @@ def select_shrinkage(
     scores : ndarray of shape (n_values,)
         Each value's log-loss on the held-out folds (weighted mean over all rows).
     """
+    decoders = [clone(decoder).set_params(entry_weight_shrinkage=v) for v in values]
+    config = decoders[0].solver_config()
+    problem = decoders[0].aggregation_problem(Q, y, code, output, sample_weight)
+    penalties = [d.penalty_for(code=problem.code) for d in decoders]
+    dtype = config.storage_dtype(problem.n_losses)
+    stored = problem.likelihood(penalties[0], dtype)
+
+    def part(rows):  # the objective on ``rows``: their stored losses, else computed anew
+        if hasattr(stored, "take"):
+            return stored.take(rows)
+        return problem.take(rows).likelihood(penalties[0], dtype)
+
     scores = np.zeros(len(values))
     total = 0.0
     for train, test in _folds(y, seed, folds).split(Q, y):
-        fold = clone(decoder).set_params(warm_start=True, verbose=0)
-        weights = None if sample_weight is None else sample_weight[train]
-        held_out = None if sample_weight is None else sample_weight[test]
-        size = float(test.size if held_out is None else held_out.sum())
-        for i, value in enumerate(values):
-            fold.set_params(entry_weight_shrinkage=value)
-            fold.fit(Q[train], y[train], code, output=output, sample_weight=weights)
-            scores[i] += size * _log_loss(fold, Q[test], y[test], held_out)
+        fit_part = part(train)
+        solved = solve_path(([fit_part.with_penalty(p)] for p in penalties), config)
+        held_out = part(test)
+        size = float(test.size if sample_weight is None else sample_weight[test].sum())
+        scores += size * _scores(held_out, [point.result.w for point in solved])[1]
         total += size
     scores /= total
     return int(np.argmin(scores)), scores
