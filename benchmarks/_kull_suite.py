@@ -484,6 +484,26 @@ def interleaved_times(args, names, methods):
     return times
 
 
+def scan_arguments(parser):
+    """A refit scan's arguments (``--datasets`` added): ``(args, kull_dir, names)``."""
+    parser.add_argument("--datasets", default=None, help="comma-separated (default: all 23)")
+    args = parser.parse_args()
+    kull_dir = str(Path(args.data_dir) / "kull2019")
+    return args, kull_dir, args.datasets.split(",") if args.datasets else datasets(kull_dir)
+
+
+def change_summary(changes, keys):
+    """A refit scan's last rows: per setting, the sets worse and better by more than 1 % (of
+    the unrounded changes, in %) and the mean change."""
+    tests = (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1))
+    rows = [
+        {"set": label} | {k: sum(test(c[k]) for c in changes.values()) for k in keys}
+        for label, test in tests
+    ]
+    mean = {k: f"{np.mean([c[k] for c in changes.values()]):.1f}" for k in keys}
+    return rows + [{"set": "mean change %"} | mean]
+
+
 def run(args, names, methods, run_one, record_path, write_json):
     """Method by method over all sets (the cheap peers' records come first); with
     ``args.by_set``, set by set from the cheapest (rows x classes), every method on each:

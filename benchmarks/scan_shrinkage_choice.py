@@ -81,11 +81,7 @@ def scan_set(name, kull_dir):
 
 
 def main():
-    p = C.parser(__doc__.splitlines()[0])
-    p.add_argument("--datasets", default=None, help="comma-separated (default: all 23)")
-    args = p.parse_args()
-    kull_dir = str(Path(args.data_dir) / "kull2019")
-    names = args.datasets.split(",") if args.datasets else K.datasets(kull_dir)
+    args, kull_dir, names = K.scan_arguments(C.parser(__doc__.splitlines()[0]))
     info = C.machine()
     results, changes = {}, {}
     for name in names:
@@ -105,12 +101,7 @@ def main():
         | {"chosen": " ".join(f"{v:g}" for v in results[n]["chosen"]["chosen, 3 folds"])}
         for n in names
     ]
-    for label, test in (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1)):
-        rows.append({"set": label} | {k: sum(test(c[k]) for c in changes.values()) for k in keys})
-    rows.append(
-        {"set": "mean change %"}
-        | {k: f"{np.mean([c[k] for c in changes.values()]):.1f}" for k in keys}
-    )
+    rows += K.change_summary(changes, keys)
     columns = [("set", "set", None), ("default", "default's log-loss", None)]
     columns += [(k, f"{k}: change %", None) for k in keys]
     columns += [("chosen", "chosen (3 folds), per outer fold", None)]

@@ -61,11 +61,7 @@ def scan_set(name, kull_dir):
 
 
 def main():
-    p = C.parser(__doc__.splitlines()[0])
-    p.add_argument("--datasets", default=None, help="comma-separated (default: all 23)")
-    args = p.parse_args()
-    kull_dir = str(Path(args.data_dir) / "kull2019")
-    names = args.datasets.split(",") if args.datasets else K.datasets(kull_dir)
+    args, kull_dir, names = K.scan_arguments(C.parser(__doc__.splitlines()[0]))
     info = C.machine()
     results, changes = {}, {}
     for name in names:
@@ -77,18 +73,12 @@ def main():
         changes[name] = {k: 100 * (np.mean(v) / base - 1) for k, v in scores.items() if k != "none"}
         print(name, {k: round(v, 1) for k, v in changes[name].items()}, flush=True)
     keys = list(changes[names[0]])
-    # cells written here: changes to one decimal, counts as integers (of the unrounded changes)
     rows = [
         {"set": n, "none": f"{np.mean(results[n]['none']):.4f}"}
         | {k: f"{changes[n][k]:.1f}" for k in keys}
         for n in names
     ]
-    for label, test in (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1)):
-        rows.append({"set": label} | {k: sum(test(c[k]) for c in changes.values()) for k in keys})
-    rows.append(
-        {"set": "mean change %"}
-        | {k: f"{np.mean([c[k] for c in changes.values()]):.1f}" for k in keys}
-    )
+    rows += K.change_summary(changes, keys)
     columns = [("set", "set", None), ("none", "default's log-loss", None)]
     columns += [(k, f"{k}: change %", None) for k in keys]
     text = (
