@@ -7,8 +7,9 @@ refitted on the same training outputs (``training_outputs``) with each setting a
 scored on the test fold by the estimator's own ``predict_proba`` (the fold members'
 decodes averaged), so the binaries are the same for all: the change in test log-loss
 is the shrinkage's alone. The chosen settings use ``select_shrinkage`` (the library's
-selection) with 3 and 5 folds; the seconds of the 3-fold choice are timed warm-started
-(as the library fits) and cold (each value from the solver's start), in turn. The
+selection) with 3 and 5 folds; the seconds of the 3-fold choice are timed as the library makes
+it (the losses computed once, each value warm-started) and cold (each value fitted from
+the solver's start on losses computed anew), in turn. The
 numbers behind ``convexagg._decoder_selection`` (QUALITY.md, "Choosing the shrinkage").
 
     OMP_NUM_THREADS=1 python benchmarks/scan_shrinkage_choice.py --data-dir ../shared/datasets \\
@@ -36,7 +37,8 @@ FIXED = VALUES[1:]
 
 
 def _cold_choice(decoder, Q, y, code, seed):
-    """The 3-fold choice with every fit started cold (for the timing only)."""
+    """The 3-fold choice with every fit started cold, its losses computed anew (for the
+    timing only)."""
     for train, _ in _folds(y, seed, 3).split(Q, y):
         for value in VALUES:
             clone(decoder).set_params(entry_weight_shrinkage=value).fit(Q[train], y[train], code)
