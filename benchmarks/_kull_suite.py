@@ -36,6 +36,7 @@ from bench_quality import (
     CHEAP,
     ENTRY_DEFAULT,
     FOLDS,
+    LIBRARY_PROTOTYPES,
     LIBRARY_SETTINGS,
     LINEAR,
     NONLINEAR,
@@ -340,6 +341,12 @@ METHODS.update(
         **{
             f"{name} + {c} on its out-of-fold": (CHECK, _own_oof(c.lower(), library(**params)))
             for name, params in LIBRARY_SETTINGS.items()
+            for c in ("temperature", "Dirichlet")
+        },
+        **{name: (VARIANT, make) for name, make in LIBRARY_PROTOTYPES.items()},
+        **{
+            f"{name} + {c} on its out-of-fold": (CHECK, _own_oof(c.lower(), make))
+            for name, make in LIBRARY_PROTOTYPES.items()
             for c in ("temperature", "Dirichlet")
         },
         "convexagg entry 0.003, shuffled folds": (

@@ -457,6 +457,36 @@ def alpha_per_row(factory, per_row):
     return lambda seed: AlphaPerRow(factory(seed), per_row)
 
 
+class ShrinkagePerRow(_PredictsWithModel, ClassifierMixin, BaseEstimator):
+    """A convexagg model whose ``entry_weight_shrinkage`` is ``prior / n_samples`` kept
+    within ``[low, high]`` at fit: a fixed prior on the summed log-likelihood, so that
+    small sets (where a weak shrinkage lost: ecoli, glass, wine) keep ``high`` and large
+    ones get ``low``. Issue 21 prototype."""
+
+    def __init__(self, model, prior, low, high):
+        self.model = model
+        self.prior = prior
+        self.low = low
+        self.high = high
+
+    def fit(self, X, y):
+        from sklearn.base import clone
+
+        value = float(np.clip(self.prior / len(y), self.low, self.high))
+        self.model_ = clone(self.model).set_params(entry_weight_shrinkage=value).fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+
+def shrinkage_per_row(factory, prior, low=0.001, high=0.01):
+    return lambda seed: ShrinkagePerRow(factory(seed), prior, low, high)
+
+
+# the library's default with a prototype in place of one setting (name -> factory)
+SHRINKAGE_PRIOR = "convexagg entry shrinkage 2/n within 0.001..0.01"
+LIBRARY_PROTOTYPES = {SHRINKAGE_PRIOR: shrinkage_per_row(library_default, 2.0)}
+
+
 # issue 21's candidates (name -> cv_c_alpha arguments), decided before any was run:
 # (a) the one-vs-rest columns penalised more; (b) a floor on the binaries' probabilities;
 # (c) the one-standard-error rule; (d) cheaper: 3 values of C, 5 of alpha, 3 alpha folds.
@@ -718,6 +748,7 @@ METHODS = {
     **{f"convexagg {n}": (LINEAR, make) for n, make in CANDIDATES_6.items()},
     "convexagg ovo+ovr": (LINEAR, ca(code="ovo+ovr")),
     **{name: (LINEAR, library(**params)) for name, params in LIBRARY_SETTINGS.items()},
+    **{name: (LINEAR, make) for name, make in LIBRARY_PROTOTYPES.items()},
     # issue 21 after the first switch: its default on shuffled folds (not in row order)
     **{
         f"convexagg entry 0.01, shuffled folds{n}": (
