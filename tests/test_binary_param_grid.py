@@ -17,7 +17,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_one
-from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
+from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def _manual_oof_log_loss(X, y, C, code, n_splits=3):
     # the aggregation of the classifier's default model (entry weights, its alpha, intercepts)
     decoder = ConvexDecoder(
         alpha=ConvexAggregationClassifier().alpha,
-        entry_weight_shrinkage=DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
+        entry_weight_shrinkage=ENTRY_WEIGHT_SHRINKAGE_RANGE[1],  # "auto" on wine's 178 rows
         fit_intercept=True,
     ).fit(Q, y, code)
     return -np.mean(decoder.predict_log_proba(Q)[np.arange(y.size), y])

@@ -25,7 +25,7 @@ from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
 from convexagg.aggregation import DenseObjective, Penalty, stack_losses  # noqa: E402
 from convexagg.aggregation.distributed import ChunkedPoint, DaskObjective  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
-from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE  # noqa: E402
+from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
 from convexagg.solvers import (  # noqa: E402
     InteriorPoint,
@@ -385,7 +385,7 @@ def test_out_of_core_pipeline_on_the_cluster(client):
     Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
     # the classifier's model (its default: entry weights, class intercepts)
     shrinkage = clf.decoder_.entry_weight_shrinkage
-    assert shrinkage == DEFAULT_ENTRY_WEIGHT_SHRINKAGE and clf.decoder_.fit_intercept
+    assert shrinkage == ENTRY_WEIGHT_SHRINKAGE_RANGE[1] and clf.decoder_.fit_intercept  # 150 rows
     decoder = ConvexDecoder(
         alpha=1e-3, solver=solver, entry_weight_shrinkage=shrinkage, fit_intercept=True
     )

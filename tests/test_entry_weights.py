@@ -326,22 +326,39 @@ def _scaled(loader):
 
 
 def test_the_classifiers_default_is_entry_weights_at_the_documented_shrinkage():
-    from sklearn.datasets import load_iris
+    from sklearn.datasets import load_iris, make_classification
 
-    from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
+    from convexagg.estimator import (
+        DEFAULT_ENTRY_WEIGHT_PRIOR,
+        ENTRY_WEIGHT_SHRINKAGE_RANGE,
+        auto_entry_weight_shrinkage,
+    )
 
-    X, y = _scaled(load_iris)
-    default = ConvexAggregationClassifier(cv=3, random_state=0).fit(X, y)
-    explicit = ConvexAggregationClassifier(
-        cv=3, random_state=0, entry_weight_shrinkage=DEFAULT_ENTRY_WEIGHT_SHRINKAGE
-    ).fit(X, y)
-    assert default.entry_weight_shrinkage == "auto"  # the parameter is left as given
-    assert default.decoder_.entry_weight_shrinkage == DEFAULT_ENTRY_WEIGHT_SHRINKAGE == 0.01
-    np.testing.assert_array_equal(default.entry_weights_, explicit.entry_weights_)
-    np.testing.assert_array_equal(default.weights_, explicit.weights_)
-    np.testing.assert_array_equal(default.predict_proba(X), explicit.predict_proba(X))
-    # the docstring states the value the constant holds
-    assert f'"auto": {DEFAULT_ENTRY_WEIGHT_SHRINKAGE:g} with' in ConvexAggregationClassifier.__doc__
+    low, high = ENTRY_WEIGHT_SHRINKAGE_RANGE
+    # a prior of 2 on the summed log-likelihood, within [0.001, 0.01]
+    assert (DEFAULT_ENTRY_WEIGHT_PRIOR, low, high) == (2.0, 0.001, 0.01)
+    assert [auto_entry_weight_shrinkage(n) for n in (50, 200, 500, 2000, 20_000)] == [
+        0.01,
+        0.01,
+        0.004,
+        0.001,
+        0.001,
+    ]
+    iris = _scaled(load_iris)
+    blobs = make_classification(500, 6, n_informative=4, n_classes=3, random_state=0)
+    for (X, y), expected in ((iris, 0.01), (blobs, 0.004)):
+        default = ConvexAggregationClassifier(cv=3, random_state=0).fit(X, y)
+        explicit = ConvexAggregationClassifier(
+            cv=3, random_state=0, entry_weight_shrinkage=expected
+        ).fit(X, y)
+        assert default.entry_weight_shrinkage == "auto"  # the parameter is left as given
+        assert default.entry_weight_shrinkage_ == default.decoder_.entry_weight_shrinkage
+        assert default.decoder_.entry_weight_shrinkage == expected
+        np.testing.assert_array_equal(default.entry_weights_, explicit.entry_weights_)
+        np.testing.assert_array_equal(default.predict_proba(X), explicit.predict_proba(X))
+    # the docstring states the constants
+    doc = " ".join(ConvexAggregationClassifier.__doc__.split())
+    assert f"{DEFAULT_ENTRY_WEIGHT_PRIOR:g} / n" in doc and f"[{low:g}, {high:g}]" in doc
 
 
 @pytest.mark.parametrize("loader", ["iris", "two classes"])
@@ -361,7 +378,9 @@ def test_the_default_fit_is_the_explicit_entry_weight_model(loader):
     code = clf.code_matrix_
     Q, y_idx, _ = clf.training_outputs(X, y)
     column_l2 = [0.0] * 3 + [0.1] * 3 if loader == "iris" else 0.0
-    U, w, b, value = _reference_fit(Q, y_idx, code, clf.alpha, 0.01, True, column_l2)
+    shrinkage = clf.entry_weight_shrinkage_  # "auto": 0.01 on iris, 2 / 569 on breast cancer
+    assert shrinkage == (0.01 if loader == "iris" else 2 / 569)
+    U, w, b, value = _reference_fit(Q, y_idx, code, clf.alpha, shrinkage, True, column_l2)
     assert clf.alpha == 1e-3  # the default
     assert code.shape == ((3, 6) if loader == "iris" else (2, 1))  # ovo+ovr
     assert clf.decoder_.converged_

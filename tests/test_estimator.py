@@ -11,13 +11,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_one
-from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
+from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE
 from helpers import DECODERS, make_decoder
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
 # the classifier's default aggregation model, as ConvexDecoder parameters
 DEFAULT_MODEL = {
-    "entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
+    # "auto" on sets of at most 200 rows, as these tests' (auto_entry_weight_shrinkage)
+    "entry_weight_shrinkage": ENTRY_WEIGHT_SHRINKAGE_RANGE[1],
     "alpha": ConvexAggregationClassifier().alpha,
     "fit_intercept": True,
 }

@@ -21,12 +21,13 @@ from convexagg import (
     ConvexDecoder,
 )
 from convexagg.codes import one_vs_one
-from convexagg.estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE
+from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE, auto_entry_weight_shrinkage
 from convexagg.solvers import ProjectedNewton
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
 DEFAULT_MODEL = {
-    "entry_weight_shrinkage": DEFAULT_ENTRY_WEIGHT_SHRINKAGE,
+    # "auto" on sets of at most 200 rows, as these tests' (auto_entry_weight_shrinkage)
+    "entry_weight_shrinkage": ENTRY_WEIGHT_SHRINKAGE_RANGE[1],
     "alpha": ConvexAggregationClassifier().alpha,
     "fit_intercept": True,
 }
@@ -378,7 +379,12 @@ def test_prefit_binaries_are_not_asked_for_fit_parameters(iris, routing, Learner
             X, y, sample_weight=w
         )
         Q = np.column_stack([b.predict_proba(X)[:, 1] for b in binaries])
-        ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, code, sample_weight=w)
+        # "auto" for the weights' sum, the rows they stand for
+        shrinkage = auto_entry_weight_shrinkage(w.sum())
+        assert shrinkage < ENTRY_WEIGHT_SHRINKAGE_RANGE[1]
+        assert clf.entry_weight_shrinkage_ == shrinkage
+        ref = ConvexDecoder(**{**DEFAULT_MODEL, "entry_weight_shrinkage": shrinkage})
+        ref.fit(Q, y, code, sample_weight=w)
         np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)
         clf.fit_decoder(X, y, sample_weight=w)
         np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)

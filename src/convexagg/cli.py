@@ -119,11 +119,16 @@ class _FitHelp(argparse.HelpFormatter):
             return text
         from inspect import signature
 
-        from .estimator import DEFAULT_ENTRY_WEIGHT_SHRINKAGE, ConvexAggregationClassifier
+        from .estimator import (
+            DEFAULT_ENTRY_WEIGHT_PRIOR,
+            ENTRY_WEIGHT_SHRINKAGE_RANGE,
+            ConvexAggregationClassifier,
+        )
 
         default = signature(ConvexAggregationClassifier).parameters[action.dest].default
         if action.dest == "entry_weight_shrinkage":
-            default = f"{default}: {DEFAULT_ENTRY_WEIGHT_SHRINKAGE:g}"
+            low, high = ENTRY_WEIGHT_SHRINKAGE_RANGE
+            default = f"{default}: {DEFAULT_ENTRY_WEIGHT_PRIOR:g}/n within [{low:g}, {high:g}]"
         return f"{text} (default {default}, the estimator's)"
 
 

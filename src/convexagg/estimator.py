@@ -53,15 +53,36 @@ from .validation import check_lengths, check_sample_weight, check_targets, encod
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 
-# ConvexAggregationClassifier's entry_weight_shrinkage="auto" with penalty="l2": the setting
-# measured better than one weight per classifier on the Kull suite and no worse on the ten
-# sets (QUALITY.md, "Settling the default").
-DEFAULT_ENTRY_WEIGHT_SHRINKAGE = 0.01
+# ConvexAggregationClassifier's entry_weight_shrinkage="auto" with penalty="l2": this prior
+# over the number of rows the weights are fitted on (a fixed prior on the summed
+# log-likelihood), kept within ENTRY_WEIGHT_SHRINKAGE_RANGE -- small sets, where a weak
+# shrinkage lost (ecoli, glass, wine), keep 0.01 and large ones get 0.001 (QUALITY.md,
+# "The fifth switch")
+DEFAULT_ENTRY_WEIGHT_PRIOR = 2.0
+ENTRY_WEIGHT_SHRINKAGE_RANGE = (0.001, 0.01)
 # column_penalty="auto": the strength on the one-vs-rest columns of a combined code
 DEFAULT_OVR_COLUMN_PENALTY = 0.1
 # zero_entry_penalty="auto": this over the number of rows the weights are fitted on, a
 # fixed prior on the summed log-likelihood (measured on the Kull suite: QUALITY.md)
 DEFAULT_ZERO_ENTRY_PRIOR = 20.0
+
+
+def auto_entry_weight_shrinkage(n_rows):
+    """``entry_weight_shrinkage="auto"`` for ``n_rows`` rows (with ``penalty="l2"``).
+
+    Parameters
+    ----------
+    n_rows : int
+        The number of rows the weights are fitted on.
+
+    Returns
+    -------
+    shrinkage : float
+        ``DEFAULT_ENTRY_WEIGHT_PRIOR / n_rows`` kept within
+        ``ENTRY_WEIGHT_SHRINKAGE_RANGE``: 0.01 up to 200 rows, 0.001 from 2,000.
+    """
+    low, high = ENTRY_WEIGHT_SHRINKAGE_RANGE
+    return float(np.clip(DEFAULT_ENTRY_WEIGHT_PRIOR / n_rows, low, high))
 
 
 class _BlockMethod:
@@ -1021,7 +1042,8 @@ class ConvexAggregationClassifier(CodeMatrixClassifier):
 
     The default model extends the paper's by a weight per class and binary
     classifier (per nonzero code entry), shrunk toward the classifier's weight
-    (``entry_weight_shrinkage="auto"``: 0.01 with the L2 penalty): a classifier
+    (``entry_weight_shrinkage="auto"``: 2 / n within [0.001, 0.01] for ``n``
+    rows, with the L2 penalty): a classifier
     may count more for one of its two sides than for the other. It is the
     measured better default (QUALITY.md); ``entry_weight_shrinkage=None`` fits
     the paper's model, one weight per binary classifier, as
@@ -1059,11 +1081,16 @@ array-like, default="ovo+ovr"
         switch").
     entry_weight_shrinkage : float, None, "auto" or list of float, default="auto"
         %(entry_weight_shrinkage.description)s
-        "auto": 0.01 with ``penalty="l2"`` (on the Kull et al. suite its
-        log-loss ranks before one weight per classifier, and on the ten data
-        sets the defaults were chosen on it is no worse; QUALITY.md, "Settling
-        the default"), None with ``"l1"`` and ``"elasticnet"``, whose penalty
-        the shrinkage's L2 term does not join. A list of at least two values
+        "auto" with ``penalty="l2"``: ``DEFAULT_ENTRY_WEIGHT_PRIOR / n`` (2 / n
+        for the ``n`` rows the weights are fitted on, the sum of their sample
+        weights when given: a fixed prior on the summed log-likelihood) kept
+        within ``ENTRY_WEIGHT_SHRINKAGE_RANGE``,
+        [0.001, 0.01]. So 0.01 up to 200 rows, where a weaker shrinkage lost
+        (ecoli, glass, wine), and 0.001 from 2,000, where it won on every
+        Kull et al. set (QUALITY.md, "The fifth switch"); the value used is
+        in ``entry_weight_shrinkage_``. None with ``"l1"`` and
+        ``"elasticnet"``, whose penalty the shrinkage's L2 term does not
+        join. A list of at least two values
         (e.g. ``[0.01, 0.003, 0.001]``): the one of smallest log-loss in a
         3-fold cross-validation of the aggregation alone on the outputs it is
         fitted on (the binaries are not retrained; ties go to the first value;
@@ -1081,8 +1108,9 @@ default="auto"
     zero_entry_penalty : float, None or "auto", default=None
         %(zero_entry_penalty.description)s
         "auto": ``DEFAULT_ZERO_ENTRY_PRIOR / n`` (20 over the ``n`` rows the
-        weights are fitted on): a fixed prior on the summed log-likelihood, so
-        small data sets hold the extra weights back more.
+        weights are fitted on, the sum of their sample weights when given): a
+        fixed prior on the summed log-likelihood, so small data sets hold the
+        extra weights back more.
     %(solver)s
     %(cv)s
     %(binary_param_grid)s
@@ -1108,7 +1136,8 @@ default="auto"
     n_iter_ : int
         Solver iterations.
     entry_weight_shrinkage_ : float
-        With a list of ``entry_weight_shrinkage`` values: the chosen value.
+        With ``entry_weight_shrinkage="auto"`` (and ``penalty="l2"``) or a list
+        of values: the value used, resolved for the rows or chosen.
     entry_weight_shrinkage_scores_ : ndarray of shape (n_values,)
         With a list of ``entry_weight_shrinkage`` values: each one's
         cross-validated log-loss (sample-weighted mean over the held-out rows).
@@ -1217,25 +1246,30 @@ default="auto"
         params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
         if isinstance(params.get("column_penalty"), (dict, str)):
             params["column_penalty"] = None  # by part or "auto": set once the code is built
-        if isinstance(params.get("entry_weight_shrinkage"), str):  # "auto"
-            params["entry_weight_shrinkage"] = self._auto_entry_weight_shrinkage()
-        elif self._shrinkage_candidates() is not None:
-            # several values: the fitted choice, else the first for the checks before
-            # training; _fit_decoder chooses among them
-            chosen = getattr(self, "entry_weight_shrinkage_", None)
-            params["entry_weight_shrinkage"] = chosen or self._shrinkage_candidates()[0]
+        resolved = self._fitted_or_placeholder_shrinkage()
+        if resolved is not None:  # "auto" or several values: _fit_decoder resolves them
+            params["entry_weight_shrinkage"] = resolved[0]
         if isinstance(params.get("zero_entry_penalty"), str):
             # "auto": a float for the checks before training; _fit_decoder sets it for the rows
             params["zero_entry_penalty"] = DEFAULT_ZERO_ENTRY_PRIOR
         return ConvexDecoder(**{**params, **overrides})
 
     def _fit_decoder(self, decoder, training, p):
+        # the "auto" priors hold for the rows the weights are fitted on: their number, or
+        # the sum of their sample weights (integer weights fit as repeated rows)
+        rows = training.rows
+        n_rows = (
+            p.y[rows].size
+            if p.sample_weight is None
+            else float(on_host(take_rows(p.sample_weight, rows)).sum())
+        )
         if getattr(self, "zero_entry_penalty", None) == "auto":
-            n_rows = p.y[training.rows].size
             decoder.set_params(zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / n_rows)
+        if isinstance(getattr(self, "entry_weight_shrinkage", None), str) and self.penalty == "l2":
+            decoder.set_params(entry_weight_shrinkage=auto_entry_weight_shrinkage(n_rows))
+            self.entry_weight_shrinkage_ = decoder.entry_weight_shrinkage
         values = self._shrinkage_candidates()
         if values is not None:
-            rows = training.rows
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
             self._log(f"choosing entry_weight_shrinkage among {list(values)}")
@@ -1256,12 +1290,23 @@ default="auto"
             return None
         return check_shrinkages(given)
 
-    def _auto_entry_weight_shrinkage(self):
-        """``entry_weight_shrinkage="auto"``: entry weights shrunk by
-        ``DEFAULT_ENTRY_WEIGHT_SHRINKAGE`` under the L2 penalty; one weight per classifier
-        under ``"l1"`` and ``"elasticnet"`` (the shrinkage is an L2 term, which the fit
-        adds to the L2 penalty only)."""
-        return DEFAULT_ENTRY_WEIGHT_SHRINKAGE if self.penalty == "l2" else None
+    def _fitted_or_placeholder_shrinkage(self):
+        """``(value,)`` for the decoder when ``entry_weight_shrinkage`` is resolved at fit
+        ("auto", a list): the fitted ``entry_weight_shrinkage_``, else a value for the
+        checks before training (the range's top for "auto", the list's first value); None
+        when it is given as it is. "auto" is None (one weight per classifier) under
+        ``"l1"`` and ``"elasticnet"``: the shrinkage is an L2 term, which the fit adds to
+        the L2 penalty only."""
+        given = getattr(self, "entry_weight_shrinkage", None)  # not the CV estimator's
+        if isinstance(given, str):  # "auto"
+            if self.penalty != "l2":
+                return (None,)
+            placeholder = ENTRY_WEIGHT_SHRINKAGE_RANGE[1]
+        elif self._shrinkage_candidates() is not None:
+            placeholder = self._shrinkage_candidates()[0]
+        else:
+            return None
+        return (getattr(self, "entry_weight_shrinkage_", None) or placeholder,)
 
     def _decoder_for_code(self, decoder, code, parts):
         """``column_penalty`` given by part or "auto": the decoder's array, one per column
