@@ -34,9 +34,9 @@ from bench_quality import (
     CANDIDATES_5,
     CANDIDATES_6,
     CHEAP,
+    ENTRY_0_01,
     ENTRY_DEFAULT,
     FOLDS,
-    LIBRARY_PROTOTYPES,
     LIBRARY_SETTINGS,
     LINEAR,
     NONLINEAR,
@@ -119,7 +119,8 @@ def _hgb_binaries_with(**params):
         from convexagg import ConvexAggregationClassifier
 
         hgb = HistGradientBoostingClassifier(max_iter=100)
-        given = {"fit_intercept": False, **params}  # the default before the fourth switch
+        # the default before the fourth switch (entry weights 0.01 until the fifth)
+        given = {"fit_intercept": False, **ENTRY_0_01, **params}
         return ConvexAggregationClassifier(hgb, code="ovr", random_state=seed, **given)
 
     return make
@@ -330,23 +331,17 @@ METHODS.update(
             for c in ("temperature", "Dirichlet")
         },
         **{name: (VARIANT, library(**params)) for name, params in LIBRARY_SETTINGS.items()},
-        SECOND_SWITCH: (VARIANT, library(code="ovo", fit_intercept=False)),
+        SECOND_SWITCH: (VARIANT, library(code="ovo", fit_intercept=False, **ENTRY_0_01)),
         **{
             f"{SECOND_SWITCH_CHECK} + {c} on its out-of-fold": (
                 CHECK,
-                _own_oof(c.lower(), library(code="ovo", fit_intercept=False)),
+                _own_oof(c.lower(), library(code="ovo", fit_intercept=False, **ENTRY_0_01)),
             )
             for c in ("temperature", "Dirichlet")
         },
         **{
             f"{name} + {c} on its out-of-fold": (CHECK, _own_oof(c.lower(), library(**params)))
             for name, params in LIBRARY_SETTINGS.items()
-            for c in ("temperature", "Dirichlet")
-        },
-        **{name: (VARIANT, make) for name, make in LIBRARY_PROTOTYPES.items()},
-        **{
-            f"{name} + {c} on its out-of-fold": (CHECK, _own_oof(c.lower(), make))
-            for name, make in LIBRARY_PROTOTYPES.items()
             for c in ("temperature", "Dirichlet")
         },
         "convexagg entry 0.003, shuffled folds": (

@@ -169,13 +169,25 @@ LIBRARY_OVO = "convexagg ovo, the library's folds (chained)"
 # fourth switch, whose candidate's records the default's rerun reproduced and replaced
 THIRD_SWITCH = "convexagg ovo+ovr, no intercepts (the third switch)"
 SHRINKAGE_CHOSEN = "convexagg entry shrinkage chosen from 0.01, 0.003, 0.001"
+# the fifth switch's default ("auto": 2 / n within [0.001, 0.01]) was measured as a
+# prototype (ShrinkagePerRow, in this file at beecf1a), whose records the default's then
+# reproduced and replaced; the default before it keeps its records under this name
+FOURTH_SWITCH = "convexagg ovo+ovr, intercepts, entry 0.01 (the fourth switch)"
+# the settings measured when "auto" meant entry weights 0.01 pin it (their records keep
+# their meaning)
+ENTRY_0_01 = {"entry_weight_shrinkage": 0.01}
 LIBRARY_SETTINGS = {
-    LIBRARY_OVO: {"code": "ovo", "fit_intercept": False},
-    "convexagg ovo+ovr, no intercepts, alpha=3e-4": {"alpha": 3e-4, "fit_intercept": False},
-    THIRD_SWITCH: {"fit_intercept": False},
+    LIBRARY_OVO: {"code": "ovo", "fit_intercept": False, **ENTRY_0_01},
+    "convexagg ovo+ovr, no intercepts, alpha=3e-4": {
+        "alpha": 3e-4,
+        "fit_intercept": False,
+        **ENTRY_0_01,
+    },
+    THIRD_SWITCH: {"fit_intercept": False, **ENTRY_0_01},
+    FOURTH_SWITCH: ENTRY_0_01,
     # after the fourth switch, what Dirichlet calibration still found on car, balance-scale
     # and segment: weights on the code's zero entries (20 / n: DEFAULT_ZERO_ENTRY_PRIOR)
-    "convexagg zero entries, 20/n": {"zero_entry_penalty": "auto"},
+    "convexagg zero entries, 20/n": {"zero_entry_penalty": "auto", **ENTRY_0_01},
     # what was left after that: the shrinkage best for one set costs another, so the
     # aggregation chooses it on its training outputs (3 folds)
     SHRINKAGE_CHOSEN: {"entry_weight_shrinkage": [0.01, 0.003, 0.001]},
@@ -457,36 +469,6 @@ def alpha_per_row(factory, per_row):
     return lambda seed: AlphaPerRow(factory(seed), per_row)
 
 
-class ShrinkagePerRow(_PredictsWithModel, ClassifierMixin, BaseEstimator):
-    """A convexagg model whose ``entry_weight_shrinkage`` is ``prior / n_samples`` kept
-    within ``[low, high]`` at fit: a fixed prior on the summed log-likelihood, so that
-    small sets (where a weak shrinkage lost: ecoli, glass, wine) keep ``high`` and large
-    ones get ``low``. Issue 21 prototype."""
-
-    def __init__(self, model, prior, low, high):
-        self.model = model
-        self.prior = prior
-        self.low = low
-        self.high = high
-
-    def fit(self, X, y):
-        from sklearn.base import clone
-
-        value = float(np.clip(self.prior / len(y), self.low, self.high))
-        self.model_ = clone(self.model).set_params(entry_weight_shrinkage=value).fit(X, y)
-        self.classes_ = self.model_.classes_
-        return self
-
-
-def shrinkage_per_row(factory, prior, low=0.001, high=0.01):
-    return lambda seed: ShrinkagePerRow(factory(seed), prior, low, high)
-
-
-# the library's default with a prototype in place of one setting (name -> factory)
-SHRINKAGE_PRIOR = "convexagg entry shrinkage 2/n within 0.001..0.01"
-LIBRARY_PROTOTYPES = {SHRINKAGE_PRIOR: shrinkage_per_row(library_default, 2.0)}
-
-
 # issue 21's candidates (name -> cv_c_alpha arguments), decided before any was run:
 # (a) the one-vs-rest columns penalised more; (b) a floor on the binaries' probabilities;
 # (c) the one-standard-error rule; (d) cheaper: 3 values of C, 5 of alpha, 3 alpha folds.
@@ -705,7 +687,7 @@ METHODS = {
     # issue 21's first switch (entry weights; alpha=1e-4 and folds in row order as in 0.2),
     # the default from then until shuffled folds and alpha=1e-3: its records renamed
     ENTRY_DEFAULT: (LINEAR, ca(entry_weight_shrinkage=0.01)),
-    SECOND_SWITCH: (LINEAR, library(code="ovo", fit_intercept=False)),
+    SECOND_SWITCH: (LINEAR, library(code="ovo", fit_intercept=False, **ENTRY_0_01)),
     "convexagg cv=None (paper)": (LINEAR, ca(cv="in_sample")),
     "convexagg cv=5 ensemble": (LINEAR, ca(cv=FOLDS, ensemble=True)),
     "convexagg cv=5 refit": (LINEAR, ca(cv=FOLDS, ensemble=False)),
@@ -748,7 +730,6 @@ METHODS = {
     **{f"convexagg {n}": (LINEAR, make) for n, make in CANDIDATES_6.items()},
     "convexagg ovo+ovr": (LINEAR, ca(code="ovo+ovr")),
     **{name: (LINEAR, library(**params)) for name, params in LIBRARY_SETTINGS.items()},
-    **{name: (LINEAR, make) for name, make in LIBRARY_PROTOTYPES.items()},
     # issue 21 after the first switch: its default on shuffled folds (not in row order)
     **{
         f"convexagg entry 0.01, shuffled folds{n}": (
