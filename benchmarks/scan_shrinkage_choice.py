@@ -1,5 +1,6 @@
 """Choosing ``entry_weight_shrinkage`` on the training outputs: the default's aggregation
-refitted with each fixed value and with the value chosen by cross-validation.
+refitted with each fixed value, with ``c / n`` kept within [0.001, 0.01], and with the
+value chosen by cross-validation.
 
 On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite
 kull``) the default ``ConvexAggregationClassifier`` is fitted once; its decoder is then
@@ -32,8 +33,11 @@ from bench_quality import library_default  # noqa: E402
 
 from convexagg._decoder_selection import _folds, select_shrinkage  # noqa: E402
 
-VALUES = (0.01, 0.003, 0.001)  # the default's 0.01 first: ties keep it
+VALUES = (0.01, 0.003, 0.001)  # the fourth switch's 0.01 first: ties keep it
 FIXED = VALUES[1:]
+# a prior c on the summed log-likelihood: c / n for the n rows, within [0.001, 0.01] ("auto"
+# is the library's, c = DEFAULT_ENTRY_WEIGHT_PRIOR)
+PRIORS = (0.5, 1.0, 2.0, 3.0)
 
 
 def _cold_choice(decoder, Q, y, code, seed):
@@ -53,7 +57,7 @@ def _test_log_loss(clf, decoder, value, Q, y_fit, X_test, labels):
 
 def scan_set(name, kull_dir):
     """``({setting: [test log-loss per fold]}, {setting: [chosen value per fold]},
-    {"warm": [s], "cold": [s]})``; ``"default"`` is the default's decoder refitted."""
+    {"warm": [s], "cold": [s]})``; ``"0.01"`` is the decoder at 0.01 refitted."""
     X, y, _ = K.load(name, kull_dir)
     scores, chosen, seconds = {}, {}, {"warm": [], "cold": []}
     for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
@@ -65,9 +69,12 @@ def scan_set(name, kull_dir):
         def score(value, clf=clf, decoder=decoder, data=(Q, y_fit, X_te, labels)):
             return _test_log_loss(clf, decoder, value, *data)
 
-        scores.setdefault("default", []).append(score(VALUES[0]))
+        scores.setdefault("0.01", []).append(score(VALUES[0]))
         for value in FIXED:
             scores.setdefault(f"{value:g}", []).append(score(value))
+        for c in PRIORS:
+            value = float(np.clip(c / y_fit.size, VALUES[-1], VALUES[0]))
+            scores.setdefault(f"{c:g}/n", []).append(score(value))
         for folds in (3, 5):
             t0 = time.perf_counter()
             best, _ = select_shrinkage(decoder, Q, y_fit, code, "proba", None, VALUES, fold, folds)
@@ -90,28 +97,27 @@ def main():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             scores, chosen, seconds = scan_set(name, kull_dir)
-        base = np.mean(scores["default"])
+        base = np.mean(scores["0.01"])
         results[name] = {"log_loss": scores, "chosen": chosen, "seconds": seconds}
-        changes[name] = {
-            k: 100 * (np.mean(v) / base - 1) for k, v in scores.items() if k != "default"
-        }
+        changes[name] = {k: 100 * (np.mean(v) / base - 1) for k, v in scores.items() if k != "0.01"}
         print(name, {k: round(v, 1) for k, v in changes[name].items()}, chosen, flush=True)
     keys = list(changes[names[0]])
     rows = [
-        {"set": n, "default": f"{np.mean(results[n]['log_loss']['default']):.4f}"}
+        {"set": n, "0.01": f"{np.mean(results[n]['log_loss']['0.01']):.4f}"}
         | {k: f"{changes[n][k]:.1f}" for k in keys}
         | {"chosen": " ".join(f"{v:g}" for v in results[n]["chosen"]["chosen, 3 folds"])}
         for n in names
     ]
     rows += K.change_summary(changes, keys)
-    columns = [("set", "set", None), ("default", "default's log-loss", None)]
+    columns = [("set", "set", None), ("0.01", "log-loss at 0.01", None)]
     columns += [(k, f"{k}: change %", None) for k in keys]
     columns += [("chosen", "chosen (3 folds), per outer fold", None)]
     warm = [s for n in names for s in results[n]["seconds"]["warm"]]
     cold = [s for n in names for s in results[n]["seconds"]["cold"]]
     text = (
         "## entry_weight_shrinkage on the default's training outputs, Kull suite (test "
-        "log-loss change against the default's decoder refitted on the same outputs)\n\n"
+        "log-loss change against the decoder at 0.01, the fourth switch's default, refitted on "
+        "the same outputs)\n\n"
         + C.header(info)
         + "\n\n"
         + C.table(rows, columns)
