@@ -42,7 +42,7 @@ FLOORS = [
     ),
     ("aggregation", "binary", "decision"),
     ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory"),
-    ("estimator", "precomputed", "path"),
+    ("estimator", "precomputed", "path", "_decoder_selection"),
     ("model_selection", "display"),
     ("experiments", "cli", "__main__"),
 ]

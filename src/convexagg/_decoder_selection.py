@@ -29,7 +29,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from .decoders.fitting import solve_path
-from .path import _scores
+from .path import solution_scores
 
 __all__ = ["SHRINKAGE_CV_FOLDS", "check_shrinkages", "select_shrinkage"]
 
@@ -116,7 +116,7 @@ def select_shrinkage(
         solved = solve_path(([fit_part.with_penalty(p)] for p in penalties), config)
         held_out = part(test)
         size = float(test.size if sample_weight is None else sample_weight[test].sum())
-        scores += size * _scores(held_out, [point.result.w for point in solved])[1]
+        scores += size * solution_scores(held_out, [point.result.w for point in solved])[1]
         total += size
     scores /= total
     return int(np.argmin(scores)), scores

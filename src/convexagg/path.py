@@ -74,7 +74,7 @@ class RegularizationPath:
     entry_weights: np.ndarray | None = None
 
 
-def _scores(objective, X):
+def solution_scores(objective, X):
     """Accuracy and log-loss of every solution (row of ``X``) on ``objective``'s data,
     without the penalty: its value is the mean negative log-likelihood."""
     data = objective.with_penalty(Penalty())
@@ -254,11 +254,11 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
     points = progress(points, n_alphas, "regularization path", verbose)
     solved = solve_path(points, config, warm_start=warm_start, report=report)
     solutions = np.array([point.result.w for point in solved])
-    train_acc, train_ll = _scores(stored, solutions)
+    train_acc, train_ll = solution_scores(stored, solutions)
     val_acc = val_ll = None
     if val is not None:
         data = val.likelihood(penalties[0], config.storage_dtype(val.n_losses))
-        val_acc, val_ll = _scores(data, solutions)
+        val_acc, val_ll = solution_scores(data, solutions)
     code = problem.code
     if problem.entries:  # the variables: one weight per nonzero code entry
         n = int(np.count_nonzero(code))
