@@ -155,7 +155,8 @@ def test_fit_help_documents_every_option(capsys):
     assert "LogisticRegression" in text and "StandardScaler" in text  # the binary learner
     # the options that set an estimator parameter show the estimator's default
     assert "weights (default 0.001, the estimator's)" in text  # --alpha
-    assert "(default auto: 2/n within [0.001, 0.01], the estimator's)" in text  # --entry-weight-shrinkage
+    # --entry-weight-shrinkage
+    assert "(default auto: 2/n within [0.001, 0.01], the estimator's)" in text
     assert "(default ovo+ovr, the estimator's)" in text and "(default 5, the estimator's)" in text
     assert "--loss {cross_entropy,exponential} loss of a binary classifier" in text
     assert "--random-state RANDOM_STATE seeds the held-out split" in text
