@@ -131,3 +131,17 @@ def test_a_penalty_without_entry_weights_raises(wine):
     clf = ConvexAggregationClassifier(entry_weight_shrinkage=VALUES, penalty="l1")
     with pytest.raises(ValueError, match="needs penalty='l2'"):
         clf.fit(X, y)
+
+
+def test_the_shrinkage_used_is_always_reported(wine):
+    """``entry_weight_shrinkage_`` is the value of the last fit, whatever was given."""
+    X, y = wine
+    clf = ConvexAggregationClassifier(code="ovo", entry_weight_shrinkage=VALUES, random_state=0)
+    clf.fit(X, y)
+    assert clf.entry_weight_shrinkage_ in VALUES and clf.entry_weight_shrinkage_scores_.size == 3
+    clf.set_params(entry_weight_shrinkage=0.05).fit(X, y)
+    assert clf.entry_weight_shrinkage_ == 0.05 and clf.entry_weight_shrinkage_scores_ is None
+    clf.set_params(entry_weight_shrinkage="auto").fit(X, y)
+    assert clf.entry_weight_shrinkage_ == 0.01  # 2 / 178 rows, at the range's top
+    clf.set_params(entry_weight_shrinkage=None).fit(X, y)
+    assert clf.entry_weight_shrinkage_ is None

@@ -1135,12 +1135,14 @@ default="auto"
         Learned class intercepts (zeros without ``fit_intercept``).
     n_iter_ : int
         Solver iterations.
-    entry_weight_shrinkage_ : float
-        With ``entry_weight_shrinkage="auto"`` (and ``penalty="l2"``) or a list
-        of values: the value used, resolved for the rows or chosen.
-    entry_weight_shrinkage_scores_ : ndarray of shape (n_values,)
+    entry_weight_shrinkage_ : float or None
+        The shrinkage the weights were fitted with: "auto" resolved for the
+        rows, the value chosen from a list, or the value given (None: one
+        weight per classifier).
+    entry_weight_shrinkage_scores_ : ndarray of shape (n_values,) or None
         With a list of ``entry_weight_shrinkage`` values: each one's
-        cross-validated log-loss (sample-weighted mean over the held-out rows).
+        cross-validated log-loss (sample-weighted mean over the held-out rows);
+        else None.
     best_binary_params_ : dict
         With ``binary_param_grid``: the chosen parameters of the binary learner.
     binary_grid_results_ : dict
@@ -1267,7 +1269,7 @@ default="auto"
             decoder.set_params(zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / n_rows)
         if isinstance(getattr(self, "entry_weight_shrinkage", None), str) and self.penalty == "l2":
             decoder.set_params(entry_weight_shrinkage=auto_entry_weight_shrinkage(n_rows))
-            self.entry_weight_shrinkage_ = decoder.entry_weight_shrinkage
+        scores = None
         values = self._shrinkage_candidates()
         if values is not None:
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
@@ -1278,8 +1280,9 @@ default="auto"
             )
             decoder.set_params(entry_weight_shrinkage=values[best])
             self._log(f"entry_weight_shrinkage={values[best]:g}; held-out log-loss {scores}")
+        if hasattr(self, "entry_weight_shrinkage"):  # not the CV estimator
             # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
-            self.entry_weight_shrinkage_ = values[best]
+            self.entry_weight_shrinkage_ = decoder.entry_weight_shrinkage
             self.entry_weight_shrinkage_scores_ = scores
         return super()._fit_decoder(decoder, training, p)
 
