@@ -126,6 +126,17 @@ def _hgb_binaries_with(**params):
     return make
 
 
+def _hgb_binaries_library(seed):
+    """HGB binaries (as :func:`_hgb_binaries_with`) with the library's whole default
+    aggregation, as a user who passes HGB gets it today."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from convexagg import ConvexAggregationClassifier
+
+    hgb = HistGradientBoostingClassifier(max_iter=100)
+    return ConvexAggregationClassifier(hgb, code="ovr", random_state=seed)
+
+
 # the first switch's default (entry weights 0.01; alpha=1e-4 and folds in row order, as
 # version 0.2) on HGB binaries: measured before the second switch
 _hgb_binaries_entry = _hgb_binaries_with(
@@ -162,6 +173,8 @@ SHUFFLED_CHECK = "entry 0.01, shuffled folds,"
 NONLINEAR_ENTRY = "convexagg HGB binaries (ovr), cv=5, entry weights 0.01, folds in row order"
 NONLINEAR_DEFAULT = "convexagg HGB binaries (ovr), the default's aggregation"
 NONLINEAR_INTERCEPTS = "convexagg HGB binaries (ovr), the default's aggregation with intercepts"
+# the library's aggregation since the fifth switch (the two above pin entry weights 0.01)
+NONLINEAR_FIFTH = "convexagg HGB binaries (ovr), the fifth switch's aggregation"
 # issue 21's first switch (entry weights 0.01), its records kept when the default moved on
 # to shuffled folds and alpha=1e-3
 ENTRY_CHECK = "entry weights 0.01, folds in row order"
@@ -296,6 +309,7 @@ METHODS.update(
         NONLINEAR_DEFAULT: (NONLINEAR_VARIANT, _hgb_binaries_with()),
         # after the fourth switch: what a user who passes HGB gets now
         NONLINEAR_INTERCEPTS: (NONLINEAR_VARIANT, _hgb_binaries_with(fit_intercept=True)),
+        NONLINEAR_FIFTH: (NONLINEAR_VARIANT, _hgb_binaries_library),
         ENTRY_DEFAULT: (VARIANT, ca(entry_weight_shrinkage=0.01)),
         **{
             f"{ENTRY_CHECK} + {c} on its out-of-fold": (
