@@ -138,21 +138,25 @@ def test_options_not_given_are_the_estimators_defaults(iris_csv, tmp_path, capsy
     model = cio.load(out)["model"]
     for name in ("code", "alpha", "loss", "entry_weight_shrinkage", "cv"):
         assert getattr(model, name) == defaults[name].default, name
-    assert model.decoder_.entry_weight_shrinkage == 0.01  # "auto" under the L2 penalty
+    assert model.decoder_.entry_weight_shrinkage == 0.01  # "auto" (L2 penalty): 2 / 150 rows
     # the paper's model: one weight per binary classifier
     assert main([*argv, "--entry-weight-shrinkage", "none"]) == 0
     model = cio.load(out)["model"]
     assert model.entry_weight_shrinkage is None and model.decoder_.entry_weight_shrinkage is None
     assert main([*argv, "--entry-weight-shrinkage", "0.5"]) == 0
     assert cio.load(out)["model"].decoder_.entry_weight_shrinkage == 0.5
+    # several values: the estimator chooses among them
+    assert main([*argv, "--entry-weight-shrinkage", "0.05,0.01"]) == 0
+    model = cio.load(out)["model"]
+    assert model.entry_weight_shrinkage == [0.05, 0.01]
+    assert model.entry_weight_shrinkage_ in (0.05, 0.01)
     capsys.readouterr()
-    for bad in ("0", "-1", "nan", "many"):
+    for bad in ("0", "-1", "nan", "many", "0.1,0", "0.1,x", "0.1,", "0.1,inf"):
         with pytest.raises(SystemExit) as exc:
             main([*argv, "--entry-weight-shrinkage", bad])
         assert exc.value.code == 2
-        assert "--entry-weight-shrinkage: must be a number > 0, 'auto' or 'none'" in (
-            capsys.readouterr().err
-        )
+        err = " ".join(capsys.readouterr().err.split())
+        assert "--entry-weight-shrinkage: must be a number > 0, several joined by ','" in err
 
 
 @pytest.mark.parametrize("bad", ["1", "-3", "five", "2.5"])

@@ -6,7 +6,7 @@
     convexagg reproduce [--datasets ...] [--data-dir DIR] [--out DIR]   (the paper's tables)
     convexagg figures [--data-dir DIR] [--out DIR]                       (the paper's figures)
     convexagg fit TRAIN.csv --target COLUMN [--id COLUMN] [--drop COL,COL | --features COL,COL]
-                  [--code CODE] [--entry-weight-shrinkage S|none] --out MODEL.skops [-v]
+                  [--code CODE] [--entry-weight-shrinkage S[,S...]|none] --out MODEL.skops [-v]
     convexagg predict MODEL.skops DATA.csv [--out PRED.csv] [--id COLUMN]
     convexagg --version                                (also: python -m convexagg ...)
 
@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import re
 import signal
 import sys
@@ -133,16 +134,22 @@ class _FitHelp(argparse.HelpFormatter):
 
 
 def _shrinkage(text):
-    """``--entry-weight-shrinkage``: a number > 0, ``auto`` or ``none``."""
+    """``--entry-weight-shrinkage``: a number > 0, several joined by ``,`` (the estimator
+    chooses among them), ``auto`` or ``none``."""
     if text.strip().lower() in ("auto", "none"):
         return None if text.strip().lower() == "none" else "auto"
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, 'auto' or 'none', got {text!r}")
-    return value
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(float(part))
+        except ValueError:
+            values.append(float("nan"))
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        raise argparse.ArgumentTypeError(
+            "must be a number > 0, several joined by ',' (chosen by cross-validation), 'auto' "
+            f"or 'none', got {text!r}"
+        )
+    return values[0] if len(values) == 1 else values
 
 
 class _Version(argparse.Action):
@@ -260,7 +267,8 @@ def build_parser():
         type=_shrinkage,
         metavar="S",
         help="a weight per class and binary classifier, shrunk by S toward the classifier's "
-        "weight; 'none': one weight per binary classifier (the paper's model)",
+        "weight; several values joined by ',' (e.g. 0.01,0.003,0.001): the one of the best "
+        "cross-validated log-loss; 'none': one weight per binary classifier (the paper's model)",
     )
     fit.add_argument(
         "--cv",
