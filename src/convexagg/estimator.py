@@ -1248,9 +1248,10 @@ default="auto"
         params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
         if isinstance(params.get("column_penalty"), (dict, str)):
             params["column_penalty"] = None  # by part or "auto": set once the code is built
-        resolved = self._fitted_or_placeholder_shrinkage()
-        if resolved is not None:  # "auto" or several values: _fit_decoder resolves them
-            params["entry_weight_shrinkage"] = resolved[0]
+        given = params.get("entry_weight_shrinkage")
+        if isinstance(given, str) or self._shrinkage_candidates() is not None:
+            # "auto" or several values: _fit_decoder resolves them
+            params["entry_weight_shrinkage"] = self._fitted_or_placeholder_shrinkage()
         if isinstance(params.get("zero_entry_penalty"), str):
             # "auto": a float for the checks before training; _fit_decoder sets it for the rows
             params["zero_entry_penalty"] = DEFAULT_ZERO_ENTRY_PRIOR
@@ -1294,22 +1295,16 @@ default="auto"
         return check_shrinkages(given)
 
     def _fitted_or_placeholder_shrinkage(self):
-        """``(value,)`` for the decoder when ``entry_weight_shrinkage`` is resolved at fit
-        ("auto", a list): the fitted ``entry_weight_shrinkage_``, else a value for the
-        checks before training (the range's top for "auto", the list's first value); None
-        when it is given as it is. "auto" is None (one weight per classifier) under
-        ``"l1"`` and ``"elasticnet"``: the shrinkage is an L2 term, which the fit adds to
-        the L2 penalty only."""
-        given = getattr(self, "entry_weight_shrinkage", None)  # not the CV estimator's
-        if isinstance(given, str):  # "auto"
-            if self.penalty != "l2":
-                return (None,)
-            placeholder = ENTRY_WEIGHT_SHRINKAGE_RANGE[1]
-        elif self._shrinkage_candidates() is not None:
-            placeholder = self._shrinkage_candidates()[0]
-        else:
+        """The decoder's shrinkage before ``_fit_decoder`` resolves "auto" or a list: the
+        fitted ``entry_weight_shrinkage_``, else the range's top ("auto") or the list's
+        first value, for the checks before training. "auto" is None (one weight per
+        classifier) under ``"l1"`` and ``"elasticnet"``: the shrinkage is an L2 term,
+        which the fit adds to the L2 penalty only."""
+        values = self._shrinkage_candidates()
+        if values is None and self.penalty != "l2":  # "auto"
             return None
-        return (getattr(self, "entry_weight_shrinkage_", None) or placeholder,)
+        placeholder = ENTRY_WEIGHT_SHRINKAGE_RANGE[1] if values is None else values[0]
+        return getattr(self, "entry_weight_shrinkage_", None) or placeholder
 
     def _decoder_for_code(self, decoder, code, parts):
         """``column_penalty`` given by part or "auto": the decoder's array, one per column
