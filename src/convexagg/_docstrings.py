@@ -158,11 +158,12 @@ column_penalty : array-like of shape (n_classifiers,), default=None
 zero_entry_penalty : float, default=None
     Zero entries: with a value ``c >= 0``, every zero code entry ``(k, l)`` (a
     classifier that does not separate class ``k``, e.g. a one-vs-one
-    classifier between two other classes) gets two weights
-    ``v+_kl, v-_kl >= 0``, one per side of the classifier:
+    classifier between two other classes) gets two weights ``v+_kl, v-_kl``,
+    one per side of the classifier, free in sign (the code says nothing of
+    which side speaks for ``k``; the code's own entries stay ``>= 0``):
     ``rho[i, k] += v+_kl d(+1, Q[i, l]) + v-_kl d(-1, Q[i, l])``, so class
-    ``k``'s probability can use how such a classifier behaves on its rows
-    (unsure, or leaning to one side). They are shrunk toward 0 by
+    ``k``'s probability can rise or fall with how such a classifier behaves
+    on its rows (unsure, or leaning to one side). They are shrunk toward 0 by
     ``(alpha + c)/2 * v**2``, ``c`` absolute like ``column_penalty``; at
     ``v = 0`` the model is the one without them. They are twice as many as
     the code's zero entries: with a one-vs-one code their number grows as the

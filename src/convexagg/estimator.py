@@ -63,8 +63,9 @@ ENTRY_WEIGHT_SHRINKAGE_RANGE = (0.001, 0.01)
 # column_penalty="auto": the strength on the one-vs-rest columns of a combined code
 DEFAULT_OVR_COLUMN_PENALTY = 0.1
 # zero_entry_penalty="auto": this over the number of rows the weights are fitted on, a
-# fixed prior on the summed log-likelihood (measured on the Kull suite: QUALITY.md)
-DEFAULT_ZERO_ENTRY_PRIOR = 20.0
+# fixed prior on the summed log-likelihood: the smallest of 5, 20, 40 and 80 that left no
+# Kull set worse by more than 1 % (benchmarks/scan_zero_entry_prior.py; QUALITY.md)
+DEFAULT_ZERO_ENTRY_PRIOR = 80.0
 
 
 def auto_entry_weight_shrinkage(n_rows):
@@ -1107,7 +1108,7 @@ default="auto"
         (with two classes every part is the same column).
     zero_entry_penalty : float, None or "auto", default=None
         %(zero_entry_penalty.description)s
-        "auto": ``DEFAULT_ZERO_ENTRY_PRIOR / n`` (20 over the ``n`` rows the
+        "auto": ``DEFAULT_ZERO_ENTRY_PRIOR / n`` (80 over the ``n`` rows the
         weights are fitted on, the sum of their sample weights when given): a
         fixed prior on the summed log-likelihood, so small data sets hold the
         extra weights back more.

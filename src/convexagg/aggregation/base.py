@@ -17,6 +17,12 @@ class ObjectiveBase:
         """Weights, then intercepts."""
         return self.n_weights + self.n_intercepts
 
+    @property
+    def n_nonnegative(self):
+        """Weights held ``>= 0``, first: all but the penalty's free weights (the zero
+        entries' sides, free in sign, after them)."""
+        return self.n_weights - self.penalty.n_free
+
     def with_penalty(self, penalty):
         """The same data under another penalty (shares the stored losses)."""
         new = object.__new__(type(self))

@@ -23,7 +23,9 @@ maps between the two layouts. Entries are ordered by column, then class.
 not separate class ``k`` (``C[k, l] = 0``, "don't care") still says something
 about it -- a one-vs-one classifier between two other classes is unsure on
 ``k``'s rows. With zero entries each of them gets two more weights, one per
-side, ``v+_kl, v-_kl >= 0``::
+side, ``v+_kl, v-_kl``, free in sign: the code does not say which side speaks
+for ``k``, and held ``>= 0`` the pair could only add to ``rho[i, k]`` (a penalty
+that a confident output removes at most), never take from it::
 
     rho[i, k] += sum_{l: C[k, l] = 0} v+_kl d(+1, Q[i, l]) + v-_kl d(-1, Q[i, l])
 
@@ -31,7 +33,9 @@ In the expanded code they are two more columns per zero entry, holding +1 and
 -1 in their class's row, after the code's entries (all +1 sides, then all -1
 sides). They are not shrunk toward the shared column weights (a zero entry has
 none): their penalty is their own quadratic (:class:`~convexagg.aggregation.Penalty`,
-weights of column -1). At ``v = 0`` the model is the one without them.
+weights of column -1, free in sign: the objectives' ``n_nonnegative`` leaves
+them out, and the solvers treat them as they treat intercepts). At ``v = 0``
+the model is the one without them.
 """
 
 from __future__ import annotations

@@ -93,7 +93,8 @@ class Penalty:
         must then be 0.
     columns : tuple of int, default=None
         With a finite ``shrink``: the code column of each weight; ``-1`` for a
-        free weight (a zero entry's), shrunk toward no shared weight.
+        free weight (a zero entry's), shrunk toward no shared weight and free in
+        sign; the free weights come last.
     column_sizes : tuple of int, default=None
         With a finite ``shrink``: the number of weights of each weight's column
         in the whole problem (counted from ``columns`` when None;
@@ -143,6 +144,9 @@ class Penalty:
                     f"{self.l1!r}."
                 )
             columns = tuple(int(c) for c in self.columns)
+            free = np.asarray(columns) < 0
+            if free.any() and not free[int(np.argmax(free)) :].all():
+                raise ValueError("the free weights (columns -1) must come after the entry weights.")
             sizes = self.column_sizes
             if sizes is None:  # the sizes of the whole problem (kept by restrict)
                 cols = np.asarray(columns, dtype=np.intp)
@@ -152,6 +156,15 @@ class Penalty:
                 raise ValueError("column_sizes must have one entry per weight.")
             object.__setattr__(self, "columns", columns)
             object.__setattr__(self, "column_sizes", tuple(int(n) for n in sizes))
+
+    @property
+    def n_free(self):
+        """The number of free weights (``columns`` -1, the zero entries' sides): they
+        come after the entry weights and are free in sign too (the objectives'
+        ``n_nonnegative`` leaves them out)."""
+        if not self.entry_weights:
+            return 0
+        return int(np.count_nonzero(np.asarray(self.columns) < 0))
 
     @property
     def entry_weights(self):

@@ -152,8 +152,8 @@ class ConvexDecoder(BaseDecoder):
         every nonzero entry of its column.
     zero_entry_weights_ : ndarray of shape (2, n_classes, n_classifiers)
         With ``zero_entry_penalty``: the weights ``v+`` (``[0]``) and ``v-``
-        (``[1]``) of the zero code entries (0 where the code is not 0); else
-        zeros.
+        (``[1]``) of the zero code entries, free in sign (0 where the code is
+        not 0); else zeros.
     intercept_ : ndarray of shape (n_classes,)
         The class intercepts ``b`` (zeros without ``fit_intercept``).
     solver_ : SolverConfig

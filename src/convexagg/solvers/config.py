@@ -36,7 +36,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .contract import check_objective
+from .contract import check_objective, n_nonnegative
 from .interior_point import interior_point
 from .lbfgsb import lbfgsb
 from .predictor_corrector import predictor_corrector
@@ -159,7 +159,7 @@ def check_result(result, objective, name):
         )
     if not np.all(np.isfinite(w)):
         raise ValueError(f"the solver {name} returned non-finite (NaN or infinite) weights.")
-    weights = w[: objective.n_weights]
+    weights = w[: n_nonnegative(objective)]
     if weights.min(initial=0.0) < 0:
         raise ValueError(
             f"the solver {name} returned negative weights (min {float(weights.min())!r}); "
@@ -280,10 +280,10 @@ class InteriorPoint(SolverConfig):
             return None, None
         if self.init == "uniform" or objective.n_samples < 2 * _SUBSAMPLE_ROWS:
             x0 = uniform_start(objective)
-            return x0, gradient_duals(objective.evaluate(x0).grad[: objective.n_weights])
+            return x0, gradient_duals(objective.evaluate(x0).grad[: n_nonnegative(objective)])
         sub = objective.take(slice(0, None, objective.n_samples // _SUBSAMPLE_ROWS))
         x0 = uniform_start(sub)
-        z0 = gradient_duals(sub.evaluate(x0).grad[: sub.n_weights])
+        z0 = gradient_duals(sub.evaluate(x0).grad[: n_nonnegative(sub)])
         with warnings.catch_warnings():  # only a start point: its accuracy is not the answer
             warnings.simplefilter("ignore", ConvergenceWarning)
             result = self._run(sub, x0, z0, max(self.tol, _SUBSAMPLE_TOL))

@@ -11,7 +11,10 @@ objective lacks before any work is done.
 
 Variables. ``x = [w, b]``: the ``n_weights`` aggregation weights, constrained
 to ``w >= 0``, then ``n_intercepts`` free class intercepts (0 in the paper's
-model).
+model). An objective may free the last of its weights in sign (the model's
+zero entries): its optional ``n_nonnegative`` counts the weights held
+``>= 0``, which come first (:func:`n_nonnegative`); the solvers treat the rest
+as they treat intercepts.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Objective", "check_objective"]
+__all__ = ["Objective", "check_objective", "n_nonnegative"]
 
 # every objective has these; the optional methods are named by the solver
 REQUIRED = ("n_samples", "n_weights", "n_intercepts", "n_variables", "evaluate", "value")
 # what an objective may offer besides, and nothing else is read of it
-OPTIONAL = ("hessp", "hess_diag", "hessian", "take", "with_penalty", "penalty")
+OPTIONAL = ("hessp", "hess_diag", "hessian", "take", "with_penalty", "penalty", "n_nonnegative")
 
 
 @runtime_checkable
@@ -42,7 +45,8 @@ class Objective(Protocol):
     ``with_penalty(penalty)`` (the same data under another penalty) and
     ``penalty`` (an object with ``l2`` and ``l1``: the objective contains
     ``l2 / 2 |w|^2 + l1 sum(w)``; the equal-weights start bounds its search
-    with it, and searches up to ``1e4`` without it).
+    with it, and searches up to ``1e4`` without it), ``n_nonnegative`` (the
+    weights held ``>= 0``, first; all ``n_weights`` without it).
     """
 
     n_samples: int
@@ -73,6 +77,23 @@ class Objective(Protocol):
             Weights, then intercepts.
         """
         ...
+
+
+def n_nonnegative(objective):
+    """The number of variables held ``>= 0``: the first ``n_nonnegative`` weights.
+
+    Parameters
+    ----------
+    objective : object
+        An objective of the contract.
+
+    Returns
+    -------
+    n : int
+        ``objective.n_nonnegative`` when it has it, else ``objective.n_weights``.
+    """
+    n = getattr(objective, "n_nonnegative", None)
+    return objective.n_weights if n is None else int(n)
 
 
 def check_objective(objective, methods=(), solver=None):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .contract import n_nonnegative
 from .linalg import SymmetricSolver, pcg
 from .result import History, check_start, finish, finite
 
@@ -65,7 +66,7 @@ class KKT:
 
     def __init__(self, objective):
         self.objective = objective
-        self.nb = objective.n_weights  # bounded variables come first
+        self.nb = n_nonnegative(objective)  # bounded variables come first
 
     def residual_norm(self, grad, x, z, mu):
         """``|r_mu(x, z)|_2`` with ``r_mu = [grad_w f - z; grad_b f; z * w - mu]`` (eq. 19)."""
@@ -132,7 +133,7 @@ class NewtonSystem:
 def interior_start(objective, x0, z0):
     """``(x, z, point)``: the paper's ``w = 1/M, b = 0, z = 1`` unless given;
     ``ValueError`` unless ``w`` and ``z`` are strictly positive with a finite objective."""
-    nb = objective.n_weights
+    nb = n_nonnegative(objective)
     if x0 is None:
         x0 = np.zeros(objective.n_variables)
         x0[:nb] = 1.0 / nb

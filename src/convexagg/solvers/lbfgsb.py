@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
+from .contract import n_nonnegative
 from .result import History, check_start, finish
 
 __all__ = ["lbfgsb"]
@@ -42,7 +43,7 @@ def lbfgsb(objective, x0=None, *, tol=1e-10, max_iter=100_000, callback=None):
     SolverResult
         ``z = max(g_w, 0)``; ``history`` holds the objective after each iteration.
     """
-    nb = objective.n_weights
+    nb = n_nonnegative(objective)
     if x0 is None:
         x0 = np.zeros(objective.n_variables)
         x0[:nb] = 1.0 / nb

@@ -64,6 +64,7 @@ import dataclasses
 
 import numpy as np
 
+from .contract import n_nonnegative
 from .linalg import SymmetricSolver, pcg
 from .result import History, check_start, finish, finite
 
@@ -234,10 +235,12 @@ class _NewtonStep:
         coarse, diag = self.sub.grouped_hessian(sub_point, free_groups, n_groups, diagonal=True)
         live = np.bincount(free_groups[free_groups >= 0], minlength=n_groups) > 0
         solver = SymmetricSolver(coarse[np.ix_(live, live)])
-        # the free variables' coarse index (-1: an intercept, no coarse part)
+        # the free variables' coarse index (-1: an intercept or a weight of no column,
+        # a zero entry's side, no coarse part)
         renumber = np.cumsum(live) - 1
         index = np.flatnonzero(free)
-        local = np.where(index < nb, renumber[groups[np.minimum(index, nb - 1)]], -1)
+        group = np.where(index < nb, groups[np.minimum(index, nb - 1)], -1)
+        local = np.where(group >= 0, renumber[group], -1)
         weights = local >= 0
         n_live = int(live.sum())
         diag = diag[free]
@@ -330,7 +333,7 @@ def projected_newton(
             "preconditioner='columns' needs entry weights (entry_weight_shrinkage); "
             "use 'auto', 'subsample' or 'diagonal'."
         )
-    nb = objective.n_weights
+    nb = n_nonnegative(objective)
     x, point = check_start(objective, _project(np.array(x0, dtype=np.float64), nb))
     evaluations = 1
     newton_step = _NewtonStep(objective, newton, preconditioner, subsample_rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .contract import n_nonnegative
 from .result import History, SolverResult
 
 __all__ = ["projected_subgradient"]
@@ -51,7 +52,7 @@ def projected_subgradient(objective, x0=None, *, max_iter=2000, step0=None, tol=
         test stopped it; ``history`` with ``objective`` (value at each iterate,
         index 0 the start), ``best`` (best value so far) and ``step``.
     """
-    nb = objective.n_weights
+    nb = n_nonnegative(objective)
     if x0 is None:
         x = np.zeros(objective.n_variables)
         x[:nb] = 1.0 / nb

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from .contract import n_nonnegative
+
 __all__ = ["DEFAULT_SHIFT", "gradient_duals", "interior_warm_start", "uniform_start"]
 
 DEFAULT_SHIFT = 1e-4
@@ -70,7 +72,7 @@ def interior_warm_start(objective, w, shift=None):
     shift = DEFAULT_SHIFT if shift is None else float(shift)
     if not shift > 0:
         raise ValueError(f"shift must be > 0, got {shift!r}.")
-    M = objective.n_weights
+    M = n_nonnegative(objective)
     x0 = np.array(w, dtype=np.float64)
     x0[:M] = np.maximum(x0[:M], shift)
     z0 = np.maximum(objective.evaluate(x0).grad[:M], shift)
