@@ -511,7 +511,8 @@ class Penalty:
             group, g = self._coupling()
             coupled = group >= 0
             same = (group[:, None] == group[None, :]) & coupled[:, None]
-            H[:n_weights, :n_weights] -= np.where(same, g[np.maximum(group, 0)][:, None], 0.0)
+            if g.size:  # none when every weight is free (a block of zero entries alone)
+                H[:n_weights, :n_weights] -= np.where(same, g[np.maximum(group, 0)][:, None], 0.0)
         H[np.diag_indices_from(H)] += self._diagonal(n_weights, H.shape[0])
         if self.entry_weights:
             H[np.diag_indices(n_weights)] += np.where(coupled, self.shrink - self.l2, self.free_l2)
