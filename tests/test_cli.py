@@ -136,7 +136,7 @@ def test_options_not_given_are_the_estimators_defaults(iris_csv, tmp_path, capsy
     argv = ["fit", str(iris_csv), "--target", "species", "--out", str(out), "--holdout", "0"]
     assert main(argv) == 0
     model = cio.load(out)["model"]
-    for name in ("code", "alpha", "loss", "entry_weight_shrinkage", "cv"):
+    for name in ("code", "alpha", "loss", "entry_weight_shrinkage", "zero_entry_penalty", "cv"):
         assert getattr(model, name) == defaults[name].default, name
     assert model.decoder_.entry_weight_shrinkage == 0.01  # "auto" (L2 penalty): 2 / 150 rows
     # the paper's model: one weight per binary classifier
@@ -157,6 +157,31 @@ def test_options_not_given_are_the_estimators_defaults(iris_csv, tmp_path, capsy
         assert exc.value.code == 2
         err = " ".join(capsys.readouterr().err.split())
         assert "--entry-weight-shrinkage: must be a number > 0, several joined by ','" in err
+
+
+def test_zero_entry_penalty_option(iris_csv, tmp_path, capsys):
+    out = tmp_path / "m.skops"
+    argv = ["fit", str(iris_csv), "--target", "species", "--out", str(out), "--holdout", "0"]
+    assert main([*argv, "--zero-entry-penalty", "auto"]) == 0
+    model = cio.load(out)["model"]
+    assert model.zero_entry_penalty == "auto"
+    assert model.decoder_.zero_entry_penalty == pytest.approx(80.0 / 150)  # 80 / n, n = 150
+    assert np.any(model.zero_entry_weights_ != 0)
+    assert main([*argv, "--zero-entry-penalty", "0.5"]) == 0
+    assert cio.load(out)["model"].decoder_.zero_entry_penalty == 0.5
+    assert main([*argv, "--zero-entry-penalty", "none"]) == 0
+    assert cio.load(out)["model"].zero_entry_penalty is None
+    capsys.readouterr()
+    for bad in ("-1", "nan", "inf", "many", "0.1,0.2"):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, "--zero-entry-penalty", bad])
+        assert exc.value.code == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert "--zero-entry-penalty: must be a number >= 0, 'auto' or 'none'" in err
+    # the estimator's own checks still apply: zero entries need entry weights
+    assert main([*argv, "--zero-entry-penalty", "auto", "--entry-weight-shrinkage", "none"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("convexagg: error:") and "entry weights" in err[-1]
 
 
 @pytest.mark.parametrize("bad", ["1", "-3", "five", "2.5"])

@@ -6,7 +6,8 @@
     convexagg reproduce [--datasets ...] [--data-dir DIR] [--out DIR]   (the paper's tables)
     convexagg figures [--data-dir DIR] [--out DIR]                       (the paper's figures)
     convexagg fit TRAIN.csv --target COLUMN [--id COLUMN] [--drop COL,COL | --features COL,COL]
-                  [--code CODE] [--entry-weight-shrinkage S[,S...]|none] --out MODEL.skops [-v]
+                  [--code CODE] [--entry-weight-shrinkage S[,S...]|none]
+                  [--zero-entry-penalty C|auto] --out MODEL.skops [-v]
     convexagg predict MODEL.skops DATA.csv [--out PRED.csv] [--id COLUMN]
     convexagg --version                                (also: python -m convexagg ...)
 
@@ -18,8 +19,8 @@ together with the feature names, the target's name, the id columns and the
 other columns it left out; it reports a held-out estimate (accuracy and
 log-loss of a model fitted without ``--holdout`` of the rows) before refitting
 on all rows. The options that set an estimator parameter (``--code``, ``--alpha``,
-``--loss``, ``--entry-weight-shrinkage``, ``--cv``) take the estimator's default
-when not given. ``-v`` prints a line per stage on standard error (with the
+``--loss``, ``--entry-weight-shrinkage``, ``--zero-entry-penalty``, ``--cv``) take the
+estimator's default when not given. ``-v`` prints a line per stage on standard error (with the
 estimator's own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels
 go through :func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
 target or a missing label is refused. ``predict`` writes, for every row of
@@ -107,7 +108,14 @@ class _CodeNames:
 # `fit` options that set the ConvexAggregationClassifier parameter of the same name: not
 # given, they are absent from the parsed arguments (argparse.SUPPRESS) and not passed, so
 # the estimator's own default applies (`fit --help` shows it, read from its signature)
-_ESTIMATOR_OPTIONS = ("code", "alpha", "loss", "entry_weight_shrinkage", "cv")
+_ESTIMATOR_OPTIONS = (
+    "code",
+    "alpha",
+    "loss",
+    "entry_weight_shrinkage",
+    "zero_entry_penalty",
+    "cv",
+)
 
 
 class _FitHelp(argparse.HelpFormatter):
@@ -122,6 +130,7 @@ class _FitHelp(argparse.HelpFormatter):
 
         from .estimator import (
             DEFAULT_ENTRY_WEIGHT_PRIOR,
+            DEFAULT_ZERO_ENTRY_PRIOR,
             ENTRY_WEIGHT_SHRINKAGE_RANGE,
             ConvexAggregationClassifier,
         )
@@ -130,6 +139,7 @@ class _FitHelp(argparse.HelpFormatter):
         if action.dest == "entry_weight_shrinkage":
             low, high = ENTRY_WEIGHT_SHRINKAGE_RANGE
             default = f"{default}: {DEFAULT_ENTRY_WEIGHT_PRIOR:g}/n within [{low:g}, {high:g}]"
+        text = text.replace("{prior}", f"{DEFAULT_ZERO_ENTRY_PRIOR:g}")
         return f"{text} (default {default}, the estimator's)"
 
 
@@ -150,6 +160,20 @@ def _shrinkage(text):
             f"or 'none', got {text!r}"
         )
     return values[0] if len(values) == 1 else values
+
+
+def _zero_entry_penalty(text):
+    """``--zero-entry-penalty``: a number >= 0, ``auto`` or ``none``."""
+    word = text.strip().lower()
+    if word in ("auto", "none"):
+        return None if word == "none" else "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, 'auto' or 'none', got {text!r}")
+    return value
 
 
 class _Version(argparse.Action):
@@ -269,6 +293,15 @@ def build_parser():
         help="a weight per class and binary classifier, shrunk by S toward the classifier's "
         "weight; several values joined by ',' (e.g. 0.01,0.003,0.001): the one of the best "
         "cross-validated log-loss; 'none': one weight per binary classifier (the paper's model)",
+    )
+    fit.add_argument(
+        "--zero-entry-penalty",
+        default=argparse.SUPPRESS,
+        type=_zero_entry_penalty,
+        metavar="C",
+        help="weights, free in sign, on the code's zero entries (what a classifier that does "
+        "not separate a class says about it), held back by C; 'auto': {prior}/n for n rows; "
+        "their number grows as the cube of the classes (letter's 26: minutes)",
     )
     fit.add_argument(
         "--cv",

@@ -478,8 +478,9 @@ class ConvexDecoder(BaseDecoder):
             )
         if self._zero_entries() and not self._entries():
             raise ValueError(
-                f"zero_entry_penalty={self.zero_entry_penalty!r} needs entry weights (the zero "
-                "entries' weights are entry weights): set entry_weight_shrinkage; got "
+                # (no value: the estimator's "auto" is a placeholder here until the rows are known)
+                "zero_entry_penalty needs entry weights (the zero entries' weights are entry "
+                "weights): set entry_weight_shrinkage; got "
                 f"entry_weight_shrinkage={self.entry_weight_shrinkage!r}."
             )
         self._column_penalty()
