@@ -508,16 +508,51 @@ def scan_arguments(parser):
     return args, kull_dir, args.datasets.split(",") if args.datasets else datasets(kull_dir)
 
 
-def change_summary(changes, keys):
-    """A refit scan's last rows: per setting, the sets worse and better by more than 1 % (of
-    the unrounded changes, in %) and the mean change."""
-    tests = (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1))
+def scan_sets(names, kull_dir, scan_set, base):
+    """Run a refit scan's ``scan_set(name, kull_dir)`` on each set, warnings silenced:
+    ``(outputs, changes)``. ``scan_set`` returns ``{setting: [test log-loss per fold]}``, or
+    a tuple that starts with it; ``changes[name]`` holds each setting's change of the mean
+    in % against ``base``'s."""
+    import warnings
+
+    outputs, changes = {}, {}
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = scan_set(name, kull_dir)
+        scores = out[0] if isinstance(out, tuple) else out
+        ref = np.mean(scores[base])
+        outputs[name] = out
+        changes[name] = {k: 100 * (np.mean(v) / ref - 1) for k, v in scores.items() if k != base}
+        print(name, {k: round(v, 1) for k, v in changes[name].items()}, flush=True)
+    return outputs, changes
+
+
+def change_table(changes, base_losses, base_title, signed=False, extra=None):
+    """A refit scan's table: per set its base log-loss and each setting's change in %, then
+    per setting the sets worse and better by more than 1 % (of the unrounded changes) and
+    the mean change; ``extra``: ``(title, {set: text})``, a last column."""
+    from _common import table
+
+    names, fmt = list(changes), "{:+.1f}" if signed else "{:.1f}"
+    keys = list(changes[names[0]])
     rows = [
+        {"set": n, "base": f"{base_losses[n]:.4f}"}
+        | {k: fmt.format(changes[n][k]) for k in keys}
+        | ({"extra": extra[1][n]} if extra else {})
+        for n in names
+    ]
+    tests = (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1))
+    rows += [
         {"set": label} | {k: sum(test(c[k]) for c in changes.values()) for k in keys}
         for label, test in tests
     ]
-    mean = {k: f"{np.mean([c[k] for c in changes.values()]):.1f}" for k in keys}
-    return rows + [{"set": "mean change %"} | mean]
+    mean = {k: fmt.format(np.mean([c[k] for c in changes.values()])) for k in keys}
+    rows.append({"set": "mean change %"} | mean)
+    columns = [("set", "set", None), ("base", base_title, None)]
+    columns += [(k, f"{k}: change %", None) for k in keys]
+    columns += [("extra", extra[0], None)] if extra else []
+    return table(rows, columns)
 
 
 def run(args, names, methods, run_one, record_path, write_json):

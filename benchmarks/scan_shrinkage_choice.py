@@ -19,7 +19,6 @@ numbers behind ``convexagg._decoder_selection`` (QUALITY.md, "Choosing the shrin
 
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -92,26 +91,12 @@ def scan_set(name, kull_dir):
 def main():
     args, kull_dir, names = K.scan_arguments(C.parser(__doc__.splitlines()[0]))
     info = C.machine()
-    results, changes = {}, {}
-    for name in names:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            scores, chosen, seconds = scan_set(name, kull_dir)
-        base = np.mean(scores["0.01"])
-        results[name] = {"log_loss": scores, "chosen": chosen, "seconds": seconds}
-        changes[name] = {k: 100 * (np.mean(v) / base - 1) for k, v in scores.items() if k != "0.01"}
-        print(name, {k: round(v, 1) for k, v in changes[name].items()}, chosen, flush=True)
-    keys = list(changes[names[0]])
-    rows = [
-        {"set": n, "0.01": f"{np.mean(results[n]['log_loss']['0.01']):.4f}"}
-        | {k: f"{changes[n][k]:.1f}" for k in keys}
-        | {"chosen": " ".join(f"{v:g}" for v in results[n]["chosen"]["chosen, 3 folds"])}
-        for n in names
-    ]
-    rows += K.change_summary(changes, keys)
-    columns = [("set", "set", None), ("0.01", "log-loss at 0.01", None)]
-    columns += [(k, f"{k}: change %", None) for k in keys]
-    columns += [("chosen", "chosen (3 folds), per outer fold", None)]
+    outputs, changes = K.scan_sets(names, kull_dir, scan_set, "0.01")
+    results = {
+        n: dict(zip(("log_loss", "chosen", "seconds"), outputs[n], strict=True)) for n in names
+    }
+    base = {n: np.mean(results[n]["log_loss"]["0.01"]) for n in names}
+    chosen = {n: " ".join(f"{v:g}" for v in results[n]["chosen"]["chosen, 3 folds"]) for n in names}
     warm = [s for n in names for s in results[n]["seconds"]["warm"]]
     cold = [s for n in names for s in results[n]["seconds"]["cold"]]
     text = (
@@ -120,7 +105,9 @@ def main():
         "the same outputs)\n\n"
         + C.header(info)
         + "\n\n"
-        + C.table(rows, columns)
+        + K.change_table(
+            changes, base, "log-loss at 0.01", extra=("chosen (3 folds), per outer fold", chosen)
+        )
         + f"\n\nThe 3-fold choice's seconds (median over sets and folds): warm-started "
         f"{np.median(warm):.3f} s, cold {np.median(cold):.3f} s.\n"
     )

@@ -17,7 +17,6 @@ default, which chose 20 / n then.
 """
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -65,30 +64,14 @@ def scan_set(name, kull_dir):
 def main():
     args, kull_dir, names = K.scan_arguments(C.parser(__doc__.splitlines()[0]))
     info = C.machine()
-    results, changes = {}, {}
-    for name in names:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            scores = scan_set(name, kull_dir)
-        base = np.mean(scores["none"])
-        results[name] = scores
-        changes[name] = {k: 100 * (np.mean(v) / base - 1) for k, v in scores.items() if k != "none"}
-        print(name, {k: round(v, 1) for k, v in changes[name].items()}, flush=True)
-    keys = list(changes[names[0]])
-    rows = [
-        {"set": n, "none": f"{np.mean(results[n]['none']):.4f}"}
-        | {k: f"{changes[n][k]:.1f}" for k in keys}
-        for n in names
-    ]
-    rows += K.change_summary(changes, keys)
-    columns = [("set", "set", None), ("none", "default's log-loss", None)]
-    columns += [(k, f"{k}: change %", None) for k in keys]
+    results, changes = K.scan_sets(names, kull_dir, scan_set, "none")
+    base = {n: np.mean(results[n]["none"]) for n in names}
     text = (
         "## zero_entry_penalty on the default's training outputs, Kull suite (test log-loss "
         "change against the default's decoder refitted on the same outputs)\n\n"
         + C.header(info)
         + "\n\n"
-        + C.table(rows, columns)
+        + K.change_table(changes, base, "default's log-loss")
     )
     C.finish(args, info, results, text)
 
