@@ -227,6 +227,20 @@ def test_every_solver_fits_zero_entries():
         )
 
 
+def test_integer_sample_weights_fit_as_repeated_rows():
+    Q, y = noisy_code_outputs(MIXED, 60, 9)
+    counts = np.random.default_rng(9).integers(1, 4, size=y.size)
+    kw = dict(entry_weight_shrinkage=0.2, zero_entry_penalty=0.02, fit_intercept=True)
+    kw["solver"] = ProjectedNewton(tol=1e-10)
+    weighted = ConvexDecoder(**kw).fit(Q, y, MIXED, sample_weight=counts)
+    repeated = ConvexDecoder(**kw).fit(np.repeat(Q, counts, axis=0), np.repeat(y, counts), MIXED)
+    assert np.abs(repeated.zero_entry_weights_).max() > 1e-2  # the zero entries are used
+    for name in ("zero_entry_weights_", "entry_weights_", "intercept_"):
+        np.testing.assert_allclose(
+            getattr(weighted, name), getattr(repeated, name), atol=1e-6, err_msg=name
+        )
+
+
 def test_a_strong_zero_entry_penalty_is_the_model_without_them():
     Q, y = noisy_code_outputs(MIXED, 80, 7)
     solver = ProjectedNewton(tol=1e-10)
