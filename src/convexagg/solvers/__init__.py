@@ -16,7 +16,8 @@ imports nothing else of the library.
 * start points: :func:`uniform_start`, :func:`interior_warm_start`;
 * configurations (:mod:`~convexagg.solvers.config`): the ``solver`` parameter
   of the decoder, the estimators and the regularisation path;
-* :class:`Objective` and :func:`check_objective`: the contract, declared and checked.
+* :class:`Objective`, :func:`check_objective` and :func:`n_nonnegative`: the contract,
+  declared and checked, and the weights it holds ``>= 0``.
 """
 
 from .config import (
@@ -29,7 +30,7 @@ from .config import (
     resolve_solver,
 )
 from .continuation import continuation, tau_schedule
-from .contract import Objective, check_objective
+from .contract import Objective, check_objective, n_nonnegative
 from .interior_point import interior_point
 from .lbfgsb import lbfgsb
 from .predictor_corrector import predictor_corrector
@@ -53,6 +54,7 @@ __all__ = [
     "interior_point",
     "interior_warm_start",
     "lbfgsb",
+    "n_nonnegative",
     "predictor_corrector",
     "projected_newton",
     "projected_subgradient",
