@@ -528,6 +528,19 @@ def scan_sets(names, kull_dir, scan_set, base):
     return outputs, changes
 
 
+def report_scan(parser, scan_set, base, title, signed=False):
+    """A refit scan's whole run: its arguments, :func:`scan_sets` against ``base`` (the
+    default's refitted decoder), the :func:`change_table` under ``title``, the record."""
+    import _common as C
+
+    args, kull_dir, names = scan_arguments(parser)
+    info = C.machine()
+    results, changes = scan_sets(names, kull_dir, scan_set, base)
+    base_losses = {n: np.mean(results[n][base]) for n in names}
+    table = change_table(changes, base_losses, "default's log-loss", signed=signed)
+    C.finish(args, info, results, f"## {title}\n\n" + C.header(info) + "\n\n" + table)
+
+
 def change_table(changes, base_losses, base_title, signed=False, extra=None):
     """A refit scan's table: per set its base log-loss and each setting's change in %, then
     per setting the sets worse and better by more than 1 % (of the unrounded changes) and

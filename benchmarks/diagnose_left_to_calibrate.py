@@ -90,18 +90,14 @@ def check_set(name, kull_dir):
 
 
 def main():
-    args, kull_dir, names = K.scan_arguments(C.parser(__doc__.splitlines()[0]))
-    info = C.machine()
-    results, changes = K.scan_sets(names, kull_dir, check_set, "default")
-    base = {n: np.mean(results[n]["default"]) for n in names}
-    text = (
-        "## The default's test log-loss change with each calibrator fitted on its 3-fold "
-        "out-of-fold probabilities, Kull suite\n\n"
-        + C.header(info)
-        + "\n\n"
-        + K.change_table(changes, base, "default's log-loss", signed=True)
+    K.report_scan(
+        C.parser(__doc__.splitlines()[0]),
+        check_set,
+        "default",
+        "The default's test log-loss change with each calibrator fitted on its 3-fold "
+        "out-of-fold probabilities, Kull suite",
+        signed=True,
     )
-    C.finish(args, info, results, text)
 
 
 if __name__ == "__main__":

@@ -172,19 +172,14 @@ def main():
         rows, text = time_letter(args)
         C.finish(args, info, rows, C.header(info) + "\n\n" + text)
         return
-    args, kull_dir, names = K.scan_arguments(parser)
-    info = C.machine()
-    results, changes = K.scan_sets(names, kull_dir, scan_set, "none")
-    base = {n: np.mean(results[n]["none"]) for n in names}
-    text = (
-        "## A signed map on the one-vs-rest outputs (a prototype) beside the zero entries, on "
+    K.report_scan(
+        parser,
+        scan_set,
+        "none",
+        "A signed map on the one-vs-rest outputs (a prototype) beside the zero entries, on "
         "the default's training outputs, Kull suite (test log-loss change against the "
-        "default's decoder refitted on the same outputs)\n\n"
-        + C.header(info)
-        + "\n\n"
-        + K.change_table(changes, base, "default's log-loss")
+        "default's decoder refitted on the same outputs)",
     )
-    C.finish(args, info, results, text)
 
 
 if __name__ == "__main__":

@@ -62,18 +62,13 @@ def scan_set(name, kull_dir):
 
 
 def main():
-    args, kull_dir, names = K.scan_arguments(C.parser(__doc__.splitlines()[0]))
-    info = C.machine()
-    results, changes = K.scan_sets(names, kull_dir, scan_set, "none")
-    base = {n: np.mean(results[n]["none"]) for n in names}
-    text = (
-        "## zero_entry_penalty on the default's training outputs, Kull suite (test log-loss "
-        "change against the default's decoder refitted on the same outputs)\n\n"
-        + C.header(info)
-        + "\n\n"
-        + K.change_table(changes, base, "default's log-loss")
+    K.report_scan(
+        C.parser(__doc__.splitlines()[0]),
+        scan_set,
+        "none",
+        "zero_entry_penalty on the default's training outputs, Kull suite (test log-loss "
+        "change against the default's decoder refitted on the same outputs)",
     )
-    C.finish(args, info, results, text)
 
 
 if __name__ == "__main__":

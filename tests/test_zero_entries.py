@@ -98,6 +98,10 @@ def test_penalty_with_free_weights_is_its_definition():
     H = penalty.add_to_hessian(np.zeros((x.size, x.size)), n)
     np.testing.assert_allclose(np.column_stack([penalty.hessp(e, n) for e in np.eye(x.size)]), H)
     np.testing.assert_allclose(penalty.hess_diag(n, x.size), np.diag(H))
+    # the free weights come last (the solvers hold the first n - n_free >= 0)
+    assert penalty.n_free == 2 * np.count_nonzero(code == 0)
+    with pytest.raises(ValueError, match="free weights .* must come after"):
+        Penalty.from_alpha(0.05, shrink=0.5, columns=[0, -1, 1])
     # the grouped Hessian A'HA of a grouping that puts free weights in groups too
     groups = rng.integers(-1, 5, n)
     A = np.zeros((n, 5))
