@@ -528,6 +528,19 @@ def scan_sets(names, kull_dir, scan_set, base):
     return outputs, changes
 
 
+def default_refits(name, kull_dir):
+    """For each outer fold of ``name``, the default fitted on its training part and what a
+    decoder refit needs: ``(clf, Q, y_fit, Q_test, labels)`` -- the training outputs, the
+    test fold's averaged binary outputs and its labels as class indices."""
+    from bench_quality import library_default
+
+    X, y, _ = load(name, kull_dir)
+    for fold, (X_tr, y_tr, X_te, y_te) in enumerate(splits(X, y)):
+        clf = library_default(fold).fit(X_tr, y_tr)
+        Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
+        yield clf, Q, y_fit, clf.predict_binary_proba(X_te), np.searchsorted(clf.classes_, y_te)
+
+
 def report_scan(parser, scan_set, base, title, signed=False):
     """A refit scan's whole run: its arguments, :func:`scan_sets` against ``base`` (the
     default's refitted decoder), the :func:`change_table` under ``title``, the record."""

@@ -36,7 +36,6 @@ from sklearn.metrics import log_loss
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import _kull_suite as K  # noqa: E402
-from bench_quality import library_default  # noqa: E402
 
 from convexagg.aggregation import (  # noqa: E402
     DenseObjective,
@@ -95,13 +94,8 @@ def map_log_loss(decoder, Q, y, code, Q_test, labels, c):
 
 def scan_set(name, kull_dir):
     """``{setting: [test log-loss per fold]}``, with ``"none"`` the default's decoder."""
-    X, y, _ = K.load(name, kull_dir)
     scores = {}
-    for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
-        clf = library_default(fold).fit(X_tr, y_tr)
-        Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
-        Q_test = clf.predict_binary_proba(X_te)
-        labels = np.searchsorted(clf.classes_, y_te)
+    for clf, Q, y_fit, Q_test, labels in K.default_refits(name, kull_dir):
         code, decoder, n_classes = clf.code_matrix_, clf.decoder_, len(clf.classes_)
         scores.setdefault("none", []).append(
             log_loss(labels, decoder.predict_proba(Q_test), labels=range(n_classes))

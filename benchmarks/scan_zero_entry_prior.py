@@ -19,14 +19,12 @@ default, which chose 20 / n then.
 import sys
 from pathlib import Path
 
-import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import log_loss
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import _kull_suite as K  # noqa: E402
-from bench_quality import library_default  # noqa: E402
 
 # fixed strengths (absolute, as column_penalty) and priors c / n (n: the rows fitted on)
 FIXED = (0.003, 0.01, 0.03)
@@ -41,13 +39,8 @@ def settings(n_rows):
 
 def scan_set(name, kull_dir):
     """``{setting: [test log-loss per fold]}``, with ``"none"`` the default's decoder."""
-    X, y, _ = K.load(name, kull_dir)
     scores = {}
-    for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
-        clf = library_default(fold).fit(X_tr, y_tr)
-        Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
-        Q_test = clf.predict_binary_proba(X_te)
-        labels = np.searchsorted(clf.classes_, y_te)
+    for clf, Q, y_fit, Q_test, labels in K.default_refits(name, kull_dir):
         K_ = len(clf.classes_)
         decoder = clf.decoder_
         scores.setdefault("none", []).append(
