@@ -44,7 +44,7 @@ from convexagg.aggregation import (  # noqa: E402
     expand_code,
     stack_losses,
 )
-from convexagg.estimator import DEFAULT_ZERO_ENTRY_PRIOR  # noqa: E402
+from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
 from convexagg.solvers import ProjectedNewton  # noqa: E402
 
@@ -100,7 +100,7 @@ def scan_set(name, kull_dir):
         scores.setdefault("none", []).append(
             log_loss(labels, decoder.predict_proba(Q_test), labels=range(n_classes))
         )
-        zero = clone(decoder).set_params(zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / y_fit.size)
+        zero = clone(decoder).set_params(zero_entry_penalty=ZERO_ENTRY_PRIORS[0] / y_fit.size)
         P = zero.fit(Q, y_fit, code).predict_proba(Q_test)
         scores.setdefault("zero entries 80/n", []).append(
             log_loss(labels, P, labels=range(n_classes))

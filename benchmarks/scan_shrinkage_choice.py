@@ -7,7 +7,7 @@ kull``) the default ``ConvexAggregationClassifier`` is fitted once; its decoder 
 refitted on the same training outputs (``training_outputs``) with each setting and
 scored on the test fold by the estimator's own ``predict_proba`` (the fold members'
 decodes averaged), so the binaries are the same for all: the change in test log-loss
-is the shrinkage's alone. The chosen settings use ``select_shrinkage`` (the library's
+is the shrinkage's alone. The chosen settings use ``select_penalty`` (the library's
 selection) with 3 and 5 folds; the seconds of the 3-fold choice are timed as the library makes
 it (the losses computed once, each value warm-started) and cold (each value fitted from
 the solver's start on losses computed anew), in turn. The
@@ -30,7 +30,7 @@ import _common as C  # noqa: E402
 import _kull_suite as K  # noqa: E402
 from bench_quality import library_default  # noqa: E402
 
-from convexagg._decoder_selection import _folds, select_shrinkage  # noqa: E402
+from convexagg._decoder_selection import _folds, select_penalty  # noqa: E402
 
 VALUES = (0.01, 0.003, 0.001)  # the fourth switch's 0.01 first: ties keep it
 FIXED = VALUES[1:]
@@ -76,7 +76,8 @@ def scan_set(name, kull_dir):
             scores.setdefault(f"{c:g}/n", []).append(score(value))
         for folds in (3, 5):
             t0 = time.perf_counter()
-            best, _ = select_shrinkage(decoder, Q, y_fit, code, "proba", None, VALUES, fold, folds)
+            args = (decoder, Q, y_fit, code, "proba", None, "entry_weight_shrinkage", VALUES)
+            best, _ = select_penalty(*args, fold, folds)
             if folds == 3:
                 seconds["warm"].append(time.perf_counter() - t0)
                 t0 = time.perf_counter()

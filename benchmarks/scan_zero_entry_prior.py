@@ -7,8 +7,10 @@ then refitted on the same training outputs (``training_outputs``) with each
 setting, and scored on the test fold's averaged binary outputs
 (``predict_binary_proba``). Every setting is compared with the default's decoder
 refitted the same way, so the binaries are the same for all: the change in test
-log-loss is the zero entries' alone. The numbers behind
-``DEFAULT_ZERO_ENTRY_PRIOR`` (QUALITY.md, "Zero entries free in sign"); the record
+log-loss is the zero entries' alone. The numbers behind ``ZERO_ENTRY_PRIORS``: 80 / n,
+the smallest fixed prior with no set worse (QUALITY.md, "Zero entries free in sign"), and
+"auto"'s 3-fold choice among 80 / n, 20 / n and 5 / n (``select_penalty``, as the
+estimator does; "Choosing the zero entries' strength"). The record
 ``zero_entry_prior.json`` is the scan of the weights held ``>= 0`` on the fourth switch's
 default, which chose 20 / n then.
 
@@ -25,6 +27,9 @@ from sklearn.metrics import log_loss
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import _kull_suite as K  # noqa: E402
+
+from convexagg._decoder_selection import select_penalty  # noqa: E402
+from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
 
 # fixed strengths (absolute, as column_penalty) and priors c / n (n: the rows fitted on)
 FIXED = (0.003, 0.01, 0.03)
@@ -46,7 +51,23 @@ def scan_set(name, kull_dir):
         scores.setdefault("none", []).append(
             log_loss(labels, decoder.predict_proba(Q_test), labels=range(K_))
         )
-        for key, strength in settings(len(y_fit)).items():
+        strengths = settings(len(y_fit))
+        # "auto": the estimator's choice, on the rows and folds it would use
+        values = tuple(c / len(y_fit) for c in ZERO_ENTRY_PRIORS)
+        zero = clone(decoder).set_params(zero_entry_penalty=values[0])
+        best, _ = select_penalty(
+            zero,
+            Q,
+            y_fit,
+            clf.code_matrix_,
+            "proba",
+            None,
+            "zero_entry_penalty",
+            values,
+            clf._fold_seed,
+        )
+        strengths["auto (chosen)"] = values[best]
+        for key, strength in strengths.items():
             refit = clone(decoder).set_params(zero_entry_penalty=strength)
             refit.fit(Q, y_fit, clf.code_matrix_)
             P = refit.predict_proba(Q_test)

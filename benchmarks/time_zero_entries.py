@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from convexagg import ConvexAggregationClassifier  # noqa: E402
-from convexagg.estimator import DEFAULT_ZERO_ENTRY_PRIOR  # noqa: E402
+from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
 
 ROWS = (2000, 5000, None)  # None: every training row
 
@@ -66,7 +66,7 @@ def main():
                 settings = {
                     "default": decoder,
                     "zero entries": clone(decoder).set_params(
-                        zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / n
+                        zero_entry_penalty=ZERO_ENTRY_PRIORS[0] / n
                     ),
                 }
                 runs = {key: [] for key in settings}

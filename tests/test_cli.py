@@ -7,6 +7,7 @@ from sklearn.datasets import load_iris
 
 import convexagg.io as cio
 from convexagg.cli import main
+from convexagg.estimator import ZERO_ENTRY_PRIORS
 
 
 @pytest.mark.slow  # the whole demo, as a user runs it: about a minute (README.md)
@@ -165,19 +166,24 @@ def test_zero_entry_penalty_option(iris_csv, tmp_path, capsys):
     assert main([*argv, "--zero-entry-penalty", "auto"]) == 0
     model = cio.load(out)["model"]
     assert model.zero_entry_penalty == "auto"
-    assert model.decoder_.zero_entry_penalty == pytest.approx(80.0 / 150)  # 80 / n, n = 150
+    # one of ZERO_ENTRY_PRIORS over n = 150 rows
+    assert round(model.decoder_.zero_entry_penalty * 150, 9) in ZERO_ENTRY_PRIORS
     assert np.any(model.zero_entry_weights_ != 0)
     assert main([*argv, "--zero-entry-penalty", "0.5"]) == 0
     assert cio.load(out)["model"].decoder_.zero_entry_penalty == 0.5
     assert main([*argv, "--zero-entry-penalty", "none"]) == 0
     assert cio.load(out)["model"].zero_entry_penalty is None
+    assert main([*argv, "--zero-entry-penalty", "1,0.1"]) == 0
+    model = cio.load(out)["model"]
+    assert model.zero_entry_penalty == [1.0, 0.1] and model.zero_entry_penalty_ in (1.0, 0.1)
+    assert model.zero_entry_penalty_scores_.shape == (2,)
     capsys.readouterr()
-    for bad in ("-1", "nan", "inf", "many", "0.1,0.2"):
+    for bad in ("-1", "nan", "inf", "many", "0.1,-0.2"):
         with pytest.raises(SystemExit) as exc:
             main([*argv, "--zero-entry-penalty", bad])
         assert exc.value.code == 2
         err = " ".join(capsys.readouterr().err.split())
-        assert "--zero-entry-penalty: must be a number >= 0, 'auto' or 'none'" in err
+        assert "--zero-entry-penalty: must be a number >= 0, several joined by ','" in err
     # the estimator's own checks still apply: zero entries need entry weights
     assert main([*argv, "--zero-entry-penalty", "auto", "--entry-weight-shrinkage", "none"]) == 1
     err = capsys.readouterr().err.strip().splitlines()

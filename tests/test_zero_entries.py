@@ -282,14 +282,18 @@ def test_warm_start_dask_and_settings_that_cannot_apply():
     np.testing.assert_allclose(lazy.zero_entry_weights_, local.zero_entry_weights_, atol=1e-6)
 
 
-def test_the_classifier_auto_is_the_prior_over_the_rows():
+def test_the_classifier_auto_chooses_among_the_priors_over_the_rows():
     from sklearn.datasets import load_wine
     from sklearn.preprocessing import scale
+
+    from convexagg.estimator import ZERO_ENTRY_PRIORS
 
     X, y = load_wine(return_X_y=True)
     X = scale(X)
     clf = ConvexAggregationClassifier(zero_entry_penalty="auto", random_state=0).fit(X, y)
-    assert clf.decoder_.zero_entry_penalty == pytest.approx(80.0 / X.shape[0])
+    candidates = [c / X.shape[0] for c in ZERO_ENTRY_PRIORS]
+    best = candidates[int(np.argmin(clf.zero_entry_penalty_scores_))]
+    assert clf.decoder_.zero_entry_penalty == clf.zero_entry_penalty_ == pytest.approx(best)
     assert clf.zero_entry_weights_.shape == (2,) + clf.code_matrix_.shape
     assert np.all(clf.zero_entry_weights_[:, clf.code_matrix_ != 0] == 0)
     P = clf.predict_proba(X)

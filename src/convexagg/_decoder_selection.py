@@ -1,14 +1,17 @@
-"""Choosing ``entry_weight_shrinkage`` from several values on the decoder's training outputs.
+"""Choosing a penalty of the aggregation from several values on the decoder's training
+outputs: ``entry_weight_shrinkage`` or ``zero_entry_penalty`` given as a list.
 
 How much a class may lean on a classifier differently from the other classes
 depends on the data set: on the Kull et al. suite the best fixed shrinkage for
 one set (0.001: balance-scale, segment, vowel) costs another (ecoli, glass:
-0.01). Given several values, each is scored by the log-loss of the aggregation
-fitted on :data:`SHRINKAGE_CV_FOLDS` - 1 folds of the outputs the decoder is
-fitted on, on the held-out fold, summed over the folds; the smallest wins (ties:
-the first). Only the aggregation is refitted: the binaries and their outputs are
-those of the fit. Within a fold the values are fitted in the order given, each
-fit warm-started from the previous value's solution, on losses computed once.
+0.01), and the zero entries' best strength spans more than a factor of 64 (vowel,
+segment, car: 1.25 / n or weaker; ecoli, autos, cleveland: 80 / n). Given several values, each
+is scored by the log-loss of the aggregation fitted on :data:`PENALTY_CV_FOLDS` - 1
+folds of the outputs the decoder is fitted on, on the held-out fold, summed over
+the folds; the smallest wins (ties: the first). Only the aggregation is refitted:
+the binaries and their outputs are those of the fit. Within a fold the values are
+fitted in the order given, each fit warm-started from the previous value's
+solution, on losses computed once.
 
 Measured (``benchmarks/scan_shrinkage_choice.py``; QUALITY.md, "Choosing the
 shrinkage"): the fourth switch's decoder (0.01) refitted on its own training outputs
@@ -18,7 +21,8 @@ where a fixed 0.001 is worse on 2 (ecoli +14.7 %, glass +7.0 %); 5 folds did no 
 (-2.1 %, ecoli +4.8 %). Computing the losses once and warm-starting each value's fit
 took the choice from 0.108 s (every fit cold, its losses anew) to 0.054 s (median).
 "auto" (2 / n within [0.001, 0.01]) follows the same pattern at no cost, with less
-gain (QUALITY.md, "The fifth switch").
+gain (QUALITY.md, "The fifth switch"). The zero entries' choice: QUALITY.md,
+"Choosing the zero entries' strength".
 """
 
 from __future__ import annotations
@@ -32,22 +36,30 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from .decoders.fitting import solve_path
 from .path import solution_scores
 
-__all__ = ["SHRINKAGE_CV_FOLDS", "check_shrinkages", "select_shrinkage"]
+__all__ = ["CHOSEN_PENALTIES", "PENALTY_CV_FOLDS", "check_candidates", "select_penalty"]
 
-SHRINKAGE_CV_FOLDS = 3
+PENALTY_CV_FOLDS = 3
+# the decoder parameters that may be given as a list, and whether 0 is a valid value
+CHOSEN_PENALTIES = {"entry_weight_shrinkage": False, "zero_entry_penalty": True}
 
 
-def check_shrinkages(values):
-    """``values`` (several ``entry_weight_shrinkage`` values) as a tuple of floats; raises
-    a ``ValueError`` naming the parameter unless there are at least two, each finite and
-    ``> 0``."""
+def check_candidates(name, values):
+    """``values`` (several values of the penalty ``name``, one of :data:`CHOSEN_PENALTIES`)
+    as a tuple of floats; raises a ``ValueError`` naming the parameter unless there are at
+    least two, each finite and ``> 0`` (``>= 0`` where 0 is valid)."""
     values = tuple(values)
+    zero_ok = CHOSEN_PENALTIES[name]
     if len(values) < 2 or not all(
-        isinstance(v, Real) and not isinstance(v, bool) and np.isfinite(v) and v > 0 for v in values
+        isinstance(v, Real)
+        and not isinstance(v, bool)
+        and np.isfinite(v)
+        and (v >= 0 if zero_ok else v > 0)
+        for v in values
     ):
         raise ValueError(
-            "entry_weight_shrinkage as a list chooses among its values by cross-validation: "
-            f"give at least two finite values > 0 (or one float); got {list(values)!r}."
+            f"{name} as a list chooses among its values by cross-validation: give at least "
+            f"two finite values {'>=' if zero_ok else '>'} 0 (or one float); got "
+            f"{list(values)!r}."
         )
     return tuple(float(v) for v in values)
 
@@ -60,10 +72,11 @@ def _folds(y, seed, folds):
     return KFold(folds, shuffle=True, random_state=seed)
 
 
-def select_shrinkage(
-    decoder, Q, y, code, output, sample_weight, values, seed, folds=SHRINKAGE_CV_FOLDS
+def select_penalty(
+    decoder, Q, y, code, output, sample_weight, name, values, seed, folds=PENALTY_CV_FOLDS
 ):
-    """Score each of ``values`` by the cross-validated log-loss of ``decoder``'s model.
+    """Score each of ``values`` of the penalty ``name`` by the cross-validated log-loss of
+    ``decoder``'s model.
 
     The losses are computed once for all rows and each fold takes its rows of them;
     within a fold only the penalty changes from one value to the next, as along a
@@ -72,8 +85,7 @@ def select_shrinkage(
     Parameters
     ----------
     decoder : ConvexDecoder
-        The decoder whose model is fitted (with each of ``values`` as its
-        ``entry_weight_shrinkage``).
+        The decoder whose model is fitted (with each of ``values`` as its ``name``).
     Q : ndarray of shape (n_samples, n_classifiers)
         The outputs the decoder is fitted on.
     y : ndarray of shape (n_samples,)
@@ -84,11 +96,13 @@ def select_shrinkage(
         What ``Q`` holds.
     sample_weight : ndarray of shape (n_samples,) or None
         Weights of the rows, in the fits and the scores.
+    name : str
+        The penalty chosen: ``"entry_weight_shrinkage"`` or ``"zero_entry_penalty"``.
     values : tuple of float
-        The candidates (:func:`check_shrinkages`), fitted in this order.
+        The candidates (:func:`check_candidates`), fitted in this order.
     seed : int or None
         Shuffles the folds.
-    folds : int, default=SHRINKAGE_CV_FOLDS
+    folds : int, default=PENALTY_CV_FOLDS
         Number of folds.
 
     Returns
@@ -98,7 +112,7 @@ def select_shrinkage(
     scores : ndarray of shape (n_values,)
         Each value's log-loss on the held-out folds (weighted mean over all rows).
     """
-    decoders = [clone(decoder).set_params(entry_weight_shrinkage=v) for v in values]
+    decoders = [clone(decoder).set_params(**{name: v}) for v in values]
     config = decoders[0].solver_config()
     problem = decoders[0].aggregation_problem(Q, y, code, output, sample_weight)
     penalties = [d.penalty_for(code=problem.code) for d in decoders]

@@ -130,8 +130,8 @@ class _FitHelp(argparse.HelpFormatter):
 
         from .estimator import (
             DEFAULT_ENTRY_WEIGHT_PRIOR,
-            DEFAULT_ZERO_ENTRY_PRIOR,
             ENTRY_WEIGHT_SHRINKAGE_RANGE,
+            ZERO_ENTRY_PRIORS,
             ConvexAggregationClassifier,
         )
 
@@ -139,41 +139,38 @@ class _FitHelp(argparse.HelpFormatter):
         if action.dest == "entry_weight_shrinkage":
             low, high = ENTRY_WEIGHT_SHRINKAGE_RANGE
             default = f"{default}: {DEFAULT_ENTRY_WEIGHT_PRIOR:g}/n within [{low:g}, {high:g}]"
-        text = text.replace("{prior}", f"{DEFAULT_ZERO_ENTRY_PRIOR:g}")
+        text = text.replace("{priors}", "/n, ".join(f"{c:g}" for c in ZERO_ENTRY_PRIORS) + "/n")
         return f"{text} (default {default}, the estimator's)"
 
 
-def _shrinkage(text):
-    """``--entry-weight-shrinkage``: a number > 0, several joined by ``,`` (the estimator
-    chooses among them), ``auto`` or ``none``."""
-    if text.strip().lower() in ("auto", "none"):
-        return None if text.strip().lower() == "none" else "auto"
+def _penalty_values(text, zero_ok):
+    """A penalty option's value: a number (``>= 0`` if ``zero_ok``, else ``> 0``), several
+    joined by ``,`` (the estimator chooses among them), ``auto`` or ``none``."""
+    word = text.strip().lower()
+    if word in ("auto", "none"):
+        return None if word == "none" else "auto"
     values = []
     for part in text.split(","):
         try:
             values.append(float(part))
         except ValueError:
             values.append(float("nan"))
-    if not all(math.isfinite(v) and v > 0 for v in values):
+    if not all(math.isfinite(v) and (v >= 0 if zero_ok else v > 0) for v in values):
         raise argparse.ArgumentTypeError(
-            "must be a number > 0, several joined by ',' (chosen by cross-validation), 'auto' "
-            f"or 'none', got {text!r}"
+            f"must be a number {'>=' if zero_ok else '>'} 0, several joined by ',' (chosen by "
+            f"cross-validation), 'auto' or 'none', got {text!r}"
         )
     return values[0] if len(values) == 1 else values
 
 
+def _shrinkage(text):
+    """``--entry-weight-shrinkage``: a number > 0, several, ``auto`` or ``none``."""
+    return _penalty_values(text, zero_ok=False)
+
+
 def _zero_entry_penalty(text):
-    """``--zero-entry-penalty``: a number >= 0, ``auto`` or ``none``."""
-    word = text.strip().lower()
-    if word in ("auto", "none"):
-        return None if word == "none" else "auto"
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, 'auto' or 'none', got {text!r}")
-    return value
+    """``--zero-entry-penalty``: a number >= 0, several, ``auto`` or ``none``."""
+    return _penalty_values(text, zero_ok=True)
 
 
 class _Version(argparse.Action):
@@ -300,8 +297,10 @@ def build_parser():
         type=_zero_entry_penalty,
         metavar="C",
         help="weights, free in sign, on the code's zero entries (what a classifier that does "
-        "not separate a class says about it), held back by C; 'auto': {prior}/n for n rows; "
-        "their number grows as the cube of the classes (letter's 26: minutes)",
+        "not separate a class says about it), held back by C; several values joined by ',' "
+        "(e.g. 1,0.1,0.01): the one of the best cross-validated log-loss; "
+        "'auto': the best of {priors} for n rows; their number grows as the cube of the classes "
+        "(letter's 26: minutes)",
     )
     fit.add_argument(
         "--cv",

@@ -31,7 +31,7 @@ from ._array_api import (
 )
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
-from ._decoder_selection import check_shrinkages, select_shrinkage
+from ._decoder_selection import CHOSEN_PENALTIES, check_candidates, select_penalty
 from ._docstrings import fill_doc
 from ._sklearn import fit_context, num_samples, routing_enabled
 from ._training import (
@@ -62,10 +62,13 @@ DEFAULT_ENTRY_WEIGHT_PRIOR = 2.0
 ENTRY_WEIGHT_SHRINKAGE_RANGE = (0.001, 0.01)
 # column_penalty="auto": the strength on the one-vs-rest columns of a combined code
 DEFAULT_OVR_COLUMN_PENALTY = 0.1
-# zero_entry_penalty="auto": this over the number of rows the weights are fitted on, a
-# fixed prior on the summed log-likelihood: the smallest of 5, 20, 40 and 80 that left no
-# Kull set worse by more than 1 % (benchmarks/scan_zero_entry_prior.py; QUALITY.md)
-DEFAULT_ZERO_ENTRY_PRIOR = 80.0
+# zero_entry_penalty="auto": one of these over the number of rows the weights are fitted
+# on (fixed priors on the summed log-likelihood), chosen by a 3-fold cross-validation of
+# the aggregation alone. 80 is the smallest fixed prior of 5, 20, 40 and 80 that left no
+# Kull set worse by more than 1 % (benchmarks/scan_zero_entry_prior.py), but the large sets
+# gain most from the weakest (vowel, segment, balance-scale); the choice keeps both
+# (QUALITY.md, "Choosing the zero entries' strength")
+ZERO_ENTRY_PRIORS = (80.0, 20.0, 5.0, 1.25)
 
 
 def auto_entry_weight_shrinkage(n_rows):
@@ -1106,12 +1109,18 @@ default="auto"
         aggregation leans on the one-vs-one binaries and takes from the
         one-vs-rest ones what they add (QUALITY.md); none for any other code
         (with two classes every part is the same column).
-    zero_entry_penalty : float, None or "auto", default=None
+    zero_entry_penalty : float, None, "auto" or list of float, default=None
         %(zero_entry_penalty.description)s
-        "auto": ``DEFAULT_ZERO_ENTRY_PRIOR / n`` (80 over the ``n`` rows the
-        weights are fitted on, the sum of their sample weights when given): a
-        fixed prior on the summed log-likelihood, so small data sets hold the
-        extra weights back more.
+        A list of at least two values (e.g. ``[1, 0.1, 0.01]``): the one of
+        smallest log-loss in a 3-fold cross-validation of the aggregation
+        alone, as for a list of ``entry_weight_shrinkage`` (not together with
+        one). "auto": such a choice among ``c / n`` for ``c`` in
+        ``ZERO_ENTRY_PRIORS`` (80, 20, 5, 1.25) and the ``n`` rows the weights are
+        fitted on (the sum of their sample weights when given): fixed priors
+        on the summed log-likelihood, the strongest first. The best strength
+        differs between data sets by more than a factor of 64 (QUALITY.md,
+        "Choosing the zero entries' strength"); the value used is in
+        ``zero_entry_penalty_``.
     %(solver)s
     %(cv)s
     %(binary_param_grid)s
@@ -1144,6 +1153,13 @@ default="auto"
         With a list of ``entry_weight_shrinkage`` values: each one's
         cross-validated log-loss (sample-weighted mean over the held-out rows);
         else None.
+    zero_entry_penalty_ : float or None
+        The zero entries' strength the weights were fitted with: "auto" resolved
+        for the rows, the value chosen from a list, or the value given (None:
+        the zero entries carry no weight).
+    zero_entry_penalty_scores_ : ndarray of shape (n_values,) or None
+        With a list of ``zero_entry_penalty`` values: each one's cross-validated
+        log-loss; else None.
     best_binary_params_ : dict
         With ``binary_param_grid``: the chosen parameters of the binary learner.
     binary_grid_results_ : dict
@@ -1222,7 +1238,12 @@ default="auto"
             StrOptions({"auto"}),
             "array-like",
         ],
-        "zero_entry_penalty": [Interval(Real, 0, None, closed="left"), None, StrOptions({"auto"})],
+        "zero_entry_penalty": [
+            Interval(Real, 0, None, closed="left"),
+            None,
+            StrOptions({"auto"}),
+            "array-like",
+        ],
     }
 
     def __init_subclass__(cls, **kwargs):
@@ -1249,13 +1270,15 @@ default="auto"
         params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
         if isinstance(params.get("column_penalty"), (dict, str)):
             params["column_penalty"] = None  # by part or "auto": set once the code is built
+        chosen = self._penalty_candidates()  # checks the lists before any training
         given = params.get("entry_weight_shrinkage")
-        if isinstance(given, str) or self._shrinkage_candidates() is not None:
+        if isinstance(given, str) or "entry_weight_shrinkage" in chosen:
             # "auto" or several values: _fit_decoder resolves them
             params["entry_weight_shrinkage"] = self._fitted_or_placeholder_shrinkage()
-        if isinstance(params.get("zero_entry_penalty"), str):
-            # "auto": a float for the checks before training; _fit_decoder sets it for the rows
-            params["zero_entry_penalty"] = DEFAULT_ZERO_ENTRY_PRIOR
+        if isinstance(params.get("zero_entry_penalty"), str) or "zero_entry_penalty" in chosen:
+            # "auto" or several values: a float for the checks before training;
+            # _fit_decoder sets it for the rows
+            params["zero_entry_penalty"] = ZERO_ENTRY_PRIORS[0]
         return ConvexDecoder(**{**params, **overrides})
 
     def _fit_decoder(self, decoder, training, p):
@@ -1267,33 +1290,46 @@ default="auto"
             if p.sample_weight is None
             else float(on_host(take_rows(p.sample_weight, rows)).sum())
         )
-        if getattr(self, "zero_entry_penalty", None) == "auto":
-            decoder.set_params(zero_entry_penalty=DEFAULT_ZERO_ENTRY_PRIOR / n_rows)
         if isinstance(getattr(self, "entry_weight_shrinkage", None), str) and self.penalty == "l2":
             decoder.set_params(entry_weight_shrinkage=auto_entry_weight_shrinkage(n_rows))
-        scores = None
-        values = self._shrinkage_candidates()
-        if values is not None:
+        chosen = self._penalty_candidates()
+        if getattr(self, "zero_entry_penalty", None) == "auto":
+            chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
+        scores = dict.fromkeys(CHOSEN_PENALTIES)
+        for name, values in chosen.items():
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
-            self._log(f"choosing entry_weight_shrinkage among {list(values)}")
-            best, scores = select_shrinkage(
-                decoder, Q, y, p.code, p.output, weights, values, p.plan.fold_seed
+            self._log(f"choosing {name} among {list(values)}")
+            best, scores[name] = select_penalty(
+                decoder, Q, y, p.code, p.output, weights, name, values, p.plan.fold_seed
             )
-            decoder.set_params(entry_weight_shrinkage=values[best])
-            self._log(f"entry_weight_shrinkage={values[best]:g}; held-out log-loss {scores}")
+            decoder.set_params(**{name: values[best]})
+            self._log(f"{name}={values[best]:g}; held-out log-loss {scores[name]}")
         if hasattr(self, "entry_weight_shrinkage"):  # not the CV estimator
             # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
-            self.entry_weight_shrinkage_ = decoder.entry_weight_shrinkage
-            self.entry_weight_shrinkage_scores_ = scores
+            for name in CHOSEN_PENALTIES:
+                setattr(self, f"{name}_", getattr(decoder, name))
+                setattr(self, f"{name}_scores_", scores[name])
         return super()._fit_decoder(decoder, training, p)
 
-    def _shrinkage_candidates(self):
-        """The values of a list-valued ``entry_weight_shrinkage`` (checked), else None."""
-        given = getattr(self, "entry_weight_shrinkage", None)  # not the CV estimator's
-        if given is None or isinstance(given, (str, Real)):
-            return None
-        return check_shrinkages(given)
+    def _penalty_candidates(self):
+        """``{name: values}`` for each penalty of ``CHOSEN_PENALTIES`` given as a list
+        (checked). Both at once raise, as a list of shrinkages with ``zero_entry_penalty=
+        "auto"`` (itself a choice): each is chosen with the other fixed."""
+        chosen = {}
+        for name in CHOSEN_PENALTIES:
+            given = getattr(self, name, None)  # not the CV estimator's
+            if given is not None and not isinstance(given, (str, Real)):
+                chosen[name] = check_candidates(name, given)
+        if "entry_weight_shrinkage" in chosen and (
+            "zero_entry_penalty" in chosen or getattr(self, "zero_entry_penalty", None) == "auto"
+        ):
+            raise ValueError(
+                "entry_weight_shrinkage as a list cannot go with zero_entry_penalty as a list "
+                "or 'auto' (both chosen by cross-validation, each with the other fixed); give "
+                "one entry_weight_shrinkage value (e.g. 'auto') or one zero_entry_penalty value."
+            )
+        return chosen
 
     def _fitted_or_placeholder_shrinkage(self):
         """The decoder's shrinkage before ``_fit_decoder`` resolves "auto" or a list: the
@@ -1301,7 +1337,7 @@ default="auto"
         first value, for the checks before training. "auto" is None (one weight per
         classifier) under ``"l1"`` and ``"elasticnet"``: the shrinkage is an L2 term,
         which the fit adds to the L2 penalty only."""
-        values = self._shrinkage_candidates()
+        values = self._penalty_candidates().get("entry_weight_shrinkage")
         if values is None and self.penalty != "l2":  # "auto"
             return None
         placeholder = ENTRY_WEIGHT_SHRINKAGE_RANGE[1] if values is None else values[0]

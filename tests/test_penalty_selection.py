@@ -1,5 +1,5 @@
-"""``entry_weight_shrinkage`` as a list: the value chosen by cross-validation on the
-decoder's training outputs.
+"""``entry_weight_shrinkage`` or ``zero_entry_penalty`` as a list: the value chosen by
+cross-validation on the decoder's training outputs.
 
 Checked against an independent loop: cold fits of ``ConvexDecoder`` with each value
 on scikit-learn's folds, scored by ``sklearn.metrics.log_loss``.
@@ -13,10 +13,13 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import scale
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
-from convexagg._decoder_selection import SHRINKAGE_CV_FOLDS, select_shrinkage
+from convexagg._decoder_selection import PENALTY_CV_FOLDS, select_penalty
+from convexagg.estimator import ZERO_ENTRY_PRIORS
 from convexagg.solvers import ProjectedNewton
 
 VALUES = [0.1, 0.003, 0.0003]
+ZERO_VALUES = [3.0, 0.1, 0.003]
+NAME = "entry_weight_shrinkage"
 
 
 @pytest.fixture(scope="module")
@@ -35,18 +38,18 @@ def fitted(wine):
     return clf.set_params(random_state=0).fit(X, y)
 
 
-def _with_shrinkage(decoder, value):
-    """A new, cold ``ConvexDecoder`` with ``decoder``'s settings and shrinkage ``value``."""
-    return ConvexDecoder(**{**decoder.get_params(deep=False), "entry_weight_shrinkage": value})
+def _with_shrinkage(decoder, value, name="entry_weight_shrinkage"):
+    """A new, cold ``ConvexDecoder`` with ``decoder``'s settings and ``name=value``."""
+    return ConvexDecoder(**{**decoder.get_params(deep=False), name: value})
 
 
-def _manual_scores(decoder, Q, y, code, seed):
-    folds = StratifiedKFold(SHRINKAGE_CV_FOLDS, shuffle=True, random_state=seed)
+def _manual_scores(decoder, Q, y, code, seed, name="entry_weight_shrinkage", values=VALUES):
+    folds = StratifiedKFold(PENALTY_CV_FOLDS, shuffle=True, random_state=seed)
     scores = []
-    for value in VALUES:
+    for value in values:
         total = 0.0
         for train, test in folds.split(Q, y):
-            fold = _with_shrinkage(decoder, value)
+            fold = _with_shrinkage(decoder, value, name)
             fold.fit(Q[train], y[train], code)
             P = fold.predict_proba(Q[test])
             total += test.size * log_loss(y[test], P, labels=range(code.shape[0]))
@@ -92,13 +95,15 @@ def test_weights_enter_the_fits_and_the_scores(wine):
     Q, y_fit, _ = clf.training_outputs(X, y)
     code, values = clf.code_matrix_, tuple(VALUES)
     decoder = ConvexDecoder(alpha=1e-3, fit_intercept=True)
-    plain = select_shrinkage(decoder, Q, y_fit, code, "proba", None, values, 0)
-    doubled = select_shrinkage(decoder, Q, y_fit, code, "proba", np.full(y.size, 2.0), values, 0)
+    plain = select_penalty(decoder, Q, y_fit, code, "proba", None, NAME, values, 0)
+    doubled = select_penalty(
+        decoder, Q, y_fit, code, "proba", np.full(y.size, 2.0), NAME, values, 0
+    )
     assert plain[0] == doubled[0]
     np.testing.assert_allclose(plain[1], doubled[1], rtol=1e-6)
     # no weight on one class's rows: other fits, other scores
     w = np.where(y_fit == 2, 0.0, 1.0)
-    _, weighted = select_shrinkage(decoder, Q, y_fit, code, "proba", w, values, 0)
+    _, weighted = select_penalty(decoder, Q, y_fit, code, "proba", w, NAME, values, 0)
     assert not np.allclose(weighted, plain[1])
 
 
@@ -145,3 +150,68 @@ def test_the_shrinkage_used_is_always_reported(wine):
     assert clf.entry_weight_shrinkage_ == 0.01  # 2 / 178 rows, at the range's top
     clf.set_params(entry_weight_shrinkage=None).fit(X, y)
     assert clf.entry_weight_shrinkage_ is None
+
+
+def test_zero_entry_choice_equals_an_independent_loop(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(
+        code="ovo", zero_entry_penalty=ZERO_VALUES, solver=ProjectedNewton(tol=1e-10)
+    ).set_params(random_state=0)
+    clf.fit(X, y)
+    Q, y_fit, _ = clf.training_outputs(X, y)
+    scores = _manual_scores(
+        clf.decoder_, Q, y_fit, clf.code_matrix_, clf._fold_seed, "zero_entry_penalty", ZERO_VALUES
+    )
+    np.testing.assert_allclose(clf.zero_entry_penalty_scores_, scores, rtol=1e-5)
+    best = ZERO_VALUES[int(np.argmin(scores))]
+    assert clf.zero_entry_penalty_ == best == clf.decoder_.zero_entry_penalty
+    assert np.ptp(scores) > 1e-3
+    reference = _with_shrinkage(clf.decoder_, best, "zero_entry_penalty")
+    reference.fit(Q, y_fit, clf.code_matrix_)
+    np.testing.assert_allclose(clf.zero_entry_weights_, reference.zero_entry_weights_, atol=1e-6)
+    # the shrinkage was "auto", resolved for the rows, and not chosen
+    assert clf.entry_weight_shrinkage_ == 0.01 and clf.entry_weight_shrinkage_scores_ is None
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ([0.01], "give at least two finite values >= 0"),
+        ([0.01, -1.0], "give at least two finite values >= 0"),
+        ([0.01, np.nan], "give at least two finite values >= 0"),
+    ],
+)
+def test_bad_zero_entry_lists_raise_before_training(wine, given, message):
+    X, y = wine
+    with pytest.raises(ValueError, match="zero_entry_penalty as a list.*" + message):
+        ConvexAggregationClassifier(zero_entry_penalty=given).fit(X, y)
+
+
+def test_zero_is_a_valid_zero_entry_strength(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(code="ovo", zero_entry_penalty=[0.0, 1.0], random_state=0)
+    assert clf.fit(X, y).zero_entry_penalty_ in (0.0, 1.0)
+
+
+def test_two_lists_at_once_raise(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(entry_weight_shrinkage=VALUES, zero_entry_penalty=ZERO_VALUES)
+    with pytest.raises(ValueError, match="cannot go with zero_entry_penalty as a list"):
+        clf.fit(X, y)
+
+
+def test_the_zero_entry_strength_used_is_always_reported(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(code="ovo", zero_entry_penalty="auto", random_state=0)
+    assert round(clf.fit(X, y).zero_entry_penalty_ * y.size, 9) in ZERO_ENTRY_PRIORS
+    assert clf.zero_entry_penalty_scores_.shape == (len(ZERO_ENTRY_PRIORS),)
+    assert clf.set_params(zero_entry_penalty=0.5).fit(X, y).zero_entry_penalty_ == 0.5
+    assert clf.zero_entry_penalty_scores_ is None
+    assert clf.set_params(zero_entry_penalty=None).fit(X, y).zero_entry_penalty_ is None
+
+
+def test_auto_zero_entries_with_a_list_of_shrinkages_raise(wine):
+    X, y = wine
+    clf = ConvexAggregationClassifier(entry_weight_shrinkage=VALUES, zero_entry_penalty="auto")
+    with pytest.raises(ValueError, match="cannot go with zero_entry_penalty as a list or 'auto'"):
+        clf.fit(X, y)
