@@ -157,3 +157,20 @@ def test_auto_takes_the_columns_preconditioner_above_the_dense_limit(monkeypatch
     monkeypatch.setattr(module, "DENSE_MAX_FREE", 10)
     shared = ConvexDecoder(alpha=1e-3, solver=ProjectedNewton(tol=1e-9)).fit(Q, y, code)
     assert "diagonal" in set(shared.history_["newton"])
+
+
+def test_auto_takes_the_diagonal_with_zero_entries(monkeypatch):
+    """Weights free in sign have no column: "auto" preconditions by the diagonal, and the
+    fit is the direct solve's."""
+    import importlib
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    Q, y, code = _letter_like()
+    kw = dict(alpha=1e-3, entry_weight_shrinkage=0.05, zero_entry_penalty=0.1)
+    direct = ConvexDecoder(**kw, solver=ProjectedNewton(newton="direct", tol=1e-9)).fit(Q, y, code)
+    monkeypatch.setattr(module, "DENSE_MAX_FREE", 20)
+    dec = ConvexDecoder(**kw, solver=ProjectedNewton(tol=1e-9)).fit(Q, y, code)
+    kinds = {kind.split(",")[0] for kind in dec.history_["newton"][1:]}
+    assert kinds == {"diagonal"}
+    assert dec.objective_ == pytest.approx(direct.objective_, rel=1e-10)
+    np.testing.assert_allclose(dec.zero_entry_weights_, direct.zero_entry_weights_, atol=1e-5)

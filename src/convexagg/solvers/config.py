@@ -341,8 +341,9 @@ class ProjectedNewton(SolverConfig):
         weights (a two-level preconditioner, no ``|F| x |F|`` matrix); or the
         Hessian's diagonal. ``"auto"``: the subsample up to 700 free
         variables, above it ``"columns"`` for entry weights of up to 700 code
-        columns and the diagonal otherwise (and always the diagonal on
-        objectives that cannot be subsampled).
+        columns and the diagonal otherwise -- also with weights free in sign
+        (``zero_entry_penalty``), which have no column -- (and always the
+        diagonal on objectives that cannot be subsampled).
     init : {"auto", "uniform", "fixed"}, default="auto"
         Start at the best equal weights (:func:`~convexagg.solvers.uniform_start`)
         or at ``w = 1/M``. ``"auto"``: uniform, except on objectives that cannot

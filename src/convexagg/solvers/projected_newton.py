@@ -55,7 +55,9 @@ variables, and the Hessian's diagonal beyond (no ``|F| x |F|`` matrix). Entry
 weights beyond it (one weight per nonzero code entry) get ``"columns"``: the
 subsample's diagonal plus a coarse correction by the Hessian of the shared
 column weights, which moves a column's entries together (a two-level additive
-Schwarz preconditioner, ``_NewtonStep._columns_preconditioner``).
+Schwarz preconditioner, ``_NewtonStep._columns_preconditioner``) -- unless the
+objective has weights free in sign (the zero entries'), which have no column:
+then the diagonal.
 """
 
 from __future__ import annotations
@@ -201,7 +203,13 @@ class _NewtonStep:
         if self.preconditioner == "auto":
             if n_free <= DENSE_MAX_FREE:
                 return "subsample"
-            return "columns" if self._has_columns() else "diagonal"
+            # weights free in sign (zero entries') have no column: the coarse space leaves
+            # them to the diagonal and costs more to form than it saves (the 23 Kull sets'
+            # zero-entry fits, 80 / n and 1.25 / n: 4.3 s against 6.9 s in total, pendigits
+            # 2.6x; letter, 4,000 rows: 52 s against 122 s; BENCHMARKS.md)
+            if self._has_columns() and n_nonnegative(self.objective) == self.objective.n_weights:
+                return "columns"
+            return "diagonal"
         return self.preconditioner
 
     def _has_columns(self):
