@@ -204,9 +204,10 @@ class _NewtonStep:
             if n_free <= DENSE_MAX_FREE:
                 return "subsample"
             # weights free in sign (zero entries') have no column: the coarse space leaves
-            # them to the diagonal and costs more to form than it saves (the 23 Kull sets'
-            # zero-entry fits, 80 / n and 1.25 / n: 4.3 s against 6.9 s in total, pendigits
-            # 2.6x; letter, 4,000 rows: 52 s against 122 s; BENCHMARKS.md)
+            # them to the diagonal and costs more to form than it saves (letter's zero-entry
+            # aggregation 2x faster on 2,000 and 5,000 rows, pendigits' 9,892 rows slower;
+            # zero_entry_penalty="auto" on the Kull sets 2.4x the default's fit in total
+            # against 3.0x: BENCHMARKS.md, "Issue 21: zero entries free in sign")
             if self._has_columns() and n_nonnegative(self.objective) == self.objective.n_weights:
                 return "columns"
             return "diagonal"
