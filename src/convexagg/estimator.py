@@ -1274,7 +1274,8 @@ default="auto"
         given = params.get("entry_weight_shrinkage")
         if isinstance(given, str) or "entry_weight_shrinkage" in chosen:
             # "auto" or several values: _fit_decoder resolves them
-            params["entry_weight_shrinkage"] = self._fitted_or_placeholder_shrinkage()
+            values = chosen.get("entry_weight_shrinkage")
+            params["entry_weight_shrinkage"] = self._fitted_or_placeholder_shrinkage(values)
         if isinstance(params.get("zero_entry_penalty"), str) or "zero_entry_penalty" in chosen:
             # "auto" or several values: a float for the checks before training;
             # _fit_decoder sets it for the rows
@@ -1331,13 +1332,13 @@ default="auto"
             )
         return chosen
 
-    def _fitted_or_placeholder_shrinkage(self):
-        """The decoder's shrinkage before ``_fit_decoder`` resolves "auto" or a list: the
-        fitted ``entry_weight_shrinkage_``, else the range's top ("auto") or the list's
-        first value, for the checks before training. "auto" is None (one weight per
+    def _fitted_or_placeholder_shrinkage(self, values):
+        """The decoder's shrinkage before ``_fit_decoder`` resolves "auto" or a list
+        (``values``, checked; None for "auto"): the fitted ``entry_weight_shrinkage_``,
+        else the range's top ("auto") or the list's first value, for the checks before
+        training. "auto" is None (one weight per
         classifier) under ``"l1"`` and ``"elasticnet"``: the shrinkage is an L2 term,
         which the fit adds to the L2 penalty only."""
-        values = self._penalty_candidates().get("entry_weight_shrinkage")
         if values is None and self.penalty != "l2":  # "auto"
             return None
         placeholder = ENTRY_WEIGHT_SHRINKAGE_RANGE[1] if values is None else values[0]
