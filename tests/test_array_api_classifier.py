@@ -50,6 +50,12 @@ def weights(n):
     return np.arange(n) % 3 + 1.0
 
 
+def host_model(*args, **params):
+    """The NumPy fit an array-API fit must equal: zero_entry_penalty="auto" (the default)
+    is None on array-API inputs, where the zero entries cannot apply."""
+    return ConvexAggregationClassifier(*args, zero_entry_penalty=None, **params)
+
+
 def assert_predictions_match(name, clf, ref, X):
     """Every prediction of ``clf`` on ``X``'s device, in its namespace, equal to ``ref``'s."""
     Xx = to_xp(name, X)
@@ -77,7 +83,7 @@ def test_device_fit_matches_numpy(name, cv, ensemble, dispatch):
     X, y = data()
     sw = weights(y.size)
     with sklearn.config_context(array_api_dispatch=False):
-        ref = ConvexAggregationClassifier(cv=cv, ensemble=ensemble, random_state=0)
+        ref = host_model(cv=cv, ensemble=ensemble, random_state=0)
         ref.fit(X, y, sample_weight=sw)
     clf = ConvexAggregationClassifier(cv=cv, ensemble=ensemble, random_state=0).fit(
         to_xp(name, X), to_xp(name, y), sample_weight=to_xp(name, sw)
@@ -85,6 +91,7 @@ def test_device_fit_matches_numpy(name, cv, ensemble, dispatch):
     # fitted attributes on the host, as ConvexDecoder and OutputDecoderClassifier keep them
     assert isinstance(clf.classes_, np.ndarray) and isinstance(clf.weights_, np.ndarray)
     np.testing.assert_array_equal(clf.classes_, ref.classes_)
+    assert clf.zero_entry_penalty_ is None
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-8, atol=1e-10)
     # the binaries were fitted on the device: their coefficients live there
     assert all(of_namespace(name, est.coef_) for est in clf.estimators_[0])
@@ -102,7 +109,7 @@ def test_weights_on_the_host_and_routed_weights(name, dispatch):
     X, y = data(n=80, K=4)
     sw = weights(y.size)
     with sklearn.config_context(array_api_dispatch=False):
-        ref = ConvexAggregationClassifier(cv=2, random_state=0).fit(X, y, sample_weight=sw)
+        ref = host_model(cv=2, random_state=0).fit(X, y, sample_weight=sw)
     clf = ConvexAggregationClassifier(cv=2, random_state=0).fit(to_xp(name, X), y, sample_weight=sw)
     np.testing.assert_allclose(
         host(clf.predict_proba(to_xp(name, X))), ref.predict_proba(X), rtol=RTOL, atol=ATOL
@@ -110,7 +117,7 @@ def test_weights_on_the_host_and_routed_weights(name, dispatch):
     with sklearn.config_context(enable_metadata_routing=True):
         learner = LogisticRegression().set_fit_request(sample_weight=True)
         with sklearn.config_context(array_api_dispatch=False):
-            routed = ConvexAggregationClassifier(learner, cv=2, random_state=0).fit(
+            routed = host_model(learner, cv=2, random_state=0).fit(
                 X, y, sample_weight=sw
             )
         clf = ConvexAggregationClassifier(learner, cv=2, random_state=0).fit(
@@ -130,14 +137,14 @@ def test_string_labels_and_two_classes(name, dispatch):
     X, y = data(n=90, K=3)
     names = np.array(["ant", "bee", "cat"])[y // 10 - 1]
     with sklearn.config_context(array_api_dispatch=False):
-        ref = ConvexAggregationClassifier(cv="in_sample").fit(X, names)
+        ref = host_model(cv="in_sample").fit(X, names)
     clf = ConvexAggregationClassifier(cv="in_sample").fit(to_xp(name, X), names)
     pred = clf.predict(to_xp(name, X))
     assert isinstance(pred, np.ndarray)
     np.testing.assert_array_equal(pred, ref.predict(X))
     two = y < 30
     with sklearn.config_context(array_api_dispatch=False):
-        ref = ConvexAggregationClassifier(cv="in_sample").fit(X[two], y[two])
+        ref = host_model(cv="in_sample").fit(X[two], y[two])
     clf = ConvexAggregationClassifier(cv="in_sample").fit(to_xp(name, X[two]), y[two])
     scores = clf.decision_function(to_xp(name, X[two]))
     assert of_namespace(name, scores) and tuple(scores.shape) == (int(two.sum()),)
@@ -160,7 +167,7 @@ def test_given_binaries_and_refitted_decoders(name, dispatch):
         assert of_namespace(name, P)
         np.testing.assert_array_equal(host(P), host(base.predict_proba(Xx)))
     with sklearn.config_context(array_api_dispatch=False):
-        ref = ConvexAggregationClassifier(cv=3, random_state=0).fit(X, y)
+        ref = host_model(cv=3, random_state=0).fit(X, y)
         Q_ref, y_ref, _ = ref.training_outputs(X, y)
         ref.set_params(alpha=1e-2).fit_decoder(X, y)
     clf = ConvexAggregationClassifier(cv=3, random_state=0).fit(Xx, y)
@@ -181,7 +188,7 @@ def test_one_sided_fold_binaries_predict_on_the_device(name, dispatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "have training samples of only one side"
         with sklearn.config_context(array_api_dispatch=False):
-            ref = ConvexAggregationClassifier(code="ovo", cv=KFold(3)).fit(X, y)
+            ref = host_model(code="ovo", cv=KFold(3)).fit(X, y)
         clf = ConvexAggregationClassifier(code="ovo", cv=KFold(3)).fit(to_xp(name, X), y)
     constants = [isinstance(b, ConstantBinaryPredictor) for b in clf.estimators_[0]]
     assert constants == [isinstance(b, ConstantBinaryPredictor) for b in ref.estimators_[0]]
@@ -202,7 +209,7 @@ def test_what_cannot_apply_raises(name, dispatch):
         ("binary_param_grid cannot apply to array-API X",
          ConvexAggregationClassifier(binary_param_grid={"C": [0.1, 1.0]})),
         ("zero_entry_penalty cannot apply to array-API X",
-         ConvexAggregationClassifier(zero_entry_penalty="auto")),
+         ConvexAggregationClassifier(zero_entry_penalty=0.1)),
         ("entry_weight_shrinkage as a list cannot apply to array-API X",
          ConvexAggregationClassifier(entry_weight_shrinkage=[0.01, 0.001])),
         ("decoded on its device by ConvexDecoder only; decoder=HammingDecoder",
@@ -235,8 +242,11 @@ def test_what_cannot_apply_raises(name, dispatch):
 def test_without_dispatch_tensors_take_the_numpy_path():
     """Without ``array_api_dispatch`` nothing changes: CPU tensors convert to NumPy."""
     X, y = data(n=60, K=3)
-    ref = ConvexAggregationClassifier(cv="in_sample").fit(X, y)
-    clf = ConvexAggregationClassifier(cv="in_sample").fit(TORCH.asarray(X), TORCH.asarray(y))
+    # a seed: the zero entries' strength is chosen on shuffled folds
+    ref = ConvexAggregationClassifier(cv="in_sample", random_state=0).fit(X, y)
+    clf = ConvexAggregationClassifier(cv="in_sample", random_state=0)
+    clf.fit(TORCH.asarray(X), TORCH.asarray(y))
+    assert clf.zero_entry_penalty_ is not None  # the zero entries apply on NumPy
     P = clf.predict_proba(TORCH.asarray(X))
     assert isinstance(P, np.ndarray)
     np.testing.assert_array_equal(P, ref.predict_proba(X))

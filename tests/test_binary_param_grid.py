@@ -51,15 +51,19 @@ def test_choice_equals_the_manual_loop(wine):
     X, y = wine
     Cs = [0.003, 0.03, 1.0]
     folds = StratifiedKFold(3)  # the reference's folds (an int cv shuffles them)
-    clf = ConvexAggregationClassifier(code="ovo", binary_param_grid={"C": Cs}, cv=folds).fit(X, y)
+    # the reference's decoder has no zero entries
+    clf = ConvexAggregationClassifier(
+        code="ovo", binary_param_grid={"C": Cs}, cv=folds, zero_entry_penalty=None
+    ).fit(X, y)
     manual = [_manual_oof_log_loss(X, y, C, one_vs_one(3)) for C in Cs]
     np.testing.assert_allclose(clf.binary_grid_results_["log_loss"], manual, rtol=1e-6)
     assert clf.binary_grid_results_["params"] == [{"C": C} for C in Cs]
     best = Cs[int(np.argmin(manual))]
     assert clf.best_binary_params_ == {"C": best}
     # the members and the aggregation are those of the plain fit at the chosen value
-    plain = ConvexAggregationClassifier(LogisticRegression(C=best), code="ovo", cv=folds)
-    plain.fit(X, y)
+    plain = ConvexAggregationClassifier(
+        LogisticRegression(C=best), code="ovo", cv=folds, zero_entry_penalty=None
+    ).fit(X, y)
     assert all(est.C == best for member in clf.estimators_ for est in member)
     np.testing.assert_allclose(clf.weights_, plain.weights_, rtol=1e-10)
     np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X), rtol=1e-10)

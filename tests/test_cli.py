@@ -185,7 +185,7 @@ def test_zero_entry_penalty_option(iris_csv, tmp_path, capsys):
         err = " ".join(capsys.readouterr().err.split())
         assert "--zero-entry-penalty: must be a number >= 0, several joined by ','" in err
     # the estimator's own checks still apply: zero entries need entry weights
-    assert main([*argv, "--zero-entry-penalty", "auto", "--entry-weight-shrinkage", "none"]) == 1
+    assert main([*argv, "--zero-entry-penalty", "0.5", "--entry-weight-shrinkage", "none"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("convexagg: error:") and "entry weights" in err[-1]
 

@@ -383,12 +383,20 @@ def test_out_of_core_pipeline_on_the_cluster(client):
         clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver, cv="in_sample")
         clf.fit(X, y)
     Q = clf.predict_binary_proba(da.from_array(X, chunks=(50, -1)))
-    # the classifier's model (its default: entry weights, class intercepts)
+    # the classifier's model (its default: entry weights, class intercepts, zero entries)
     shrinkage = clf.decoder_.entry_weight_shrinkage
     assert shrinkage == ENTRY_WEIGHT_SHRINKAGE_RANGE[1] and clf.decoder_.fit_intercept  # 150 rows
+    assert clf.zero_entry_penalty_ is not None
     decoder = ConvexDecoder(
-        alpha=1e-3, solver=solver, entry_weight_shrinkage=shrinkage, fit_intercept=True
+        alpha=1e-3,
+        solver=solver,
+        entry_weight_shrinkage=shrinkage,
+        fit_intercept=True,
+        zero_entry_penalty=clf.zero_entry_penalty_,
     )
     decoder.fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)
     np.testing.assert_allclose(decoder.weights_, clf.weights_, rtol=0, atol=1e-8)
     np.testing.assert_allclose(decoder.entry_weights_, clf.entry_weights_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(
+        decoder.zero_entry_weights_, clf.zero_entry_weights_, rtol=0, atol=1e-8
+    )

@@ -24,6 +24,12 @@ DEFAULT_MODEL = {
 }
 
 
+def default_model(clf):
+    """DEFAULT_MODEL with the zero entries' strength ``clf`` chose ("auto"; the choice is
+    checked against its own loop in test_penalty_selection.py)."""
+    return {**DEFAULT_MODEL, "zero_entry_penalty": clf.zero_entry_penalty_}
+
+
 @parametrize_with_checks(
     [
         CodeMatrixClassifier(),
@@ -86,7 +92,7 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
 
     Q = out_of_fold_outputs(LogisticRegression(), X, y, clf.code_matrix_, cv, "proba")
     np.testing.assert_allclose(
-        ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_).weights_,
+        ConvexDecoder(**default_model(clf)).fit(Q, y, clf.code_matrix_).weights_,
         clf.weights_,
         rtol=1e-10,
     )
@@ -252,6 +258,10 @@ def test_an_end_to_end_pipeline_classifier_predicts_as_its_binaries(iris):
     L_pos, L_neg = np.minimum(np.logaddexp(0, -Z), cap), np.minimum(np.logaddexp(0, Z), cap)
     code, U = clf.decoder_.code_, clf.decoder_.entry_weights_  # a weight per code entry
     rho = L_pos @ (U * (code == 1)).T + L_neg @ (U * (code == -1)).T + clf.intercept_
+    # and weights on the zero entries, one per side of the classifier (zero_entry_penalty)
+    V = clf.zero_entry_weights_
+    assert np.any(V != 0) and np.all(V[:, code != 0] == 0)
+    rho += L_pos @ V[0].T + L_neg @ V[1].T
     assert np.any(clf.intercept_ != 0)  # the default fits class intercepts
     P = clf.predict_proba(X)
     np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-9)
@@ -284,7 +294,7 @@ def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris)
         LogisticRegression(), X, y, clf.code_matrix_, splits, "proba"
     )
     assert covered.all()
-    ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_)
+    ref = ConvexDecoder(**default_model(clf)).fit(Q, y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     P = np.mean([ref.predict_proba(predict_binaries(m, X, "proba")) for m in members], axis=0)
     np.testing.assert_allclose(clf.predict_proba(X), P, rtol=1e-10)
@@ -318,7 +328,7 @@ def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
     Q = predict_binaries(clf.estimators_[0], X[test], "proba")
     # the default code on iris: 3 one-vs-one columns, then 3 one-vs-rest ones penalised
     ovr_penalty = [0, 0, 0, 0.1, 0.1, 0.1]
-    ref = ConvexDecoder(**DEFAULT_MODEL, column_penalty=ovr_penalty)
+    ref = ConvexDecoder(**default_model(clf), column_penalty=ovr_penalty)
     ref.fit(Q, y[test], clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(ValueError, match="more than one split"):
@@ -353,7 +363,7 @@ def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
     learner = _RefusesItsTrainingRows()  # a LogisticRegression each, fitted cold
     _, Q, covered = fold_binaries(learner, X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
-    ref = ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_)
+    ref = ConvexDecoder(**default_model(clf)).fit(Q, y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(AssertionError, match="in-sample"):  # the learner does refuse them
         ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", cv="in_sample").fit(X, y)

@@ -21,7 +21,11 @@ from convexagg import (
     ConvexDecoder,
 )
 from convexagg.codes import one_vs_one
-from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE, auto_entry_weight_shrinkage
+from convexagg.estimator import (
+    ENTRY_WEIGHT_SHRINKAGE_RANGE,
+    ZERO_ENTRY_PRIORS,
+    auto_entry_weight_shrinkage,
+)
 from convexagg.solvers import ProjectedNewton
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
@@ -246,6 +250,7 @@ def test_warm_start_refits_copies_of_the_binaries_and_starts_the_weights_warm(ir
         warm_start=True,
         solver=ProjectedNewton(tol=1e-8),
         cv="in_sample",  # binaries fitted per fold are always fresh
+        random_state=0,  # the zero entries' strength is chosen on shuffled folds
     ).fit(X, y)
     binaries = list(clf.estimators_[0])
     coefs = [est.coef_.copy() for est in binaries]
@@ -257,8 +262,9 @@ def test_warm_start_refits_copies_of_the_binaries_and_starts_the_weights_warm(ir
     assert all(new.n_iter_[0] < old for new, old in zip(clf.estimators_[0], first_iter))
     for est, coef in zip(binaries, coefs):
         np.testing.assert_array_equal(est.coef_, coef)
-    cold = ConvexAggregationClassifier(alpha=5e-3, solver=ProjectedNewton(tol=1e-8), cv="in_sample")
-    cold.fit(X, y)
+    cold = ConvexAggregationClassifier(
+        alpha=5e-3, solver=ProjectedNewton(tol=1e-8), cv="in_sample", random_state=0
+    ).fit(X, y)
     assert clf.n_iter_ <= cold.n_iter_
     np.testing.assert_allclose(clf.weights_, cold.weights_, rtol=1e-4, atol=1e-6)
     # another code: fresh binaries
@@ -375,15 +381,18 @@ def test_prefit_binaries_are_not_asked_for_fit_parameters(iris, routing, Learner
         rows = column[y] != 0
         binaries.append(Learner().fit(X[rows], column[y[rows]] == 1))
     with sklearn.config_context(enable_metadata_routing=routing):
-        clf = ConvexAggregationClassifier(binaries, code=code, cv="prefit").fit(
-            X, y, sample_weight=w
-        )
+        clf = ConvexAggregationClassifier(binaries, code=code, cv="prefit", random_state=0)
+        clf.fit(X, y, sample_weight=w)
         Q = np.column_stack([b.predict_proba(X)[:, 1] for b in binaries])
         # "auto" for the weights' sum, the rows they stand for
         shrinkage = auto_entry_weight_shrinkage(w.sum())
         assert shrinkage < ENTRY_WEIGHT_SHRINKAGE_RANGE[1]
         assert clf.entry_weight_shrinkage_ == shrinkage
-        ref = ConvexDecoder(**{**DEFAULT_MODEL, "entry_weight_shrinkage": shrinkage})
+        assert round(clf.zero_entry_penalty_ * w.sum(), 9) in ZERO_ENTRY_PRIORS
+        zero = clf.zero_entry_penalty_
+        ref = ConvexDecoder(
+            **{**DEFAULT_MODEL, "entry_weight_shrinkage": shrinkage, "zero_entry_penalty": zero}
+        )
         ref.fit(Q, y, code, sample_weight=w)
         np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)
         clf.fit_decoder(X, y, sample_weight=w)

@@ -27,14 +27,17 @@ from convexagg.solvers import ProjectedNewton
 CAP = -np.log(np.finfo(np.float64).eps)  # the largest loss of a probability output
 
 
-def _reference_rho(Z, code, w, b=None):
-    """rho of weights ``w``: one per column, or one per code entry (shape of ``code``)."""
+def _reference_rho(Z, code, w, b=None, zero=None):
+    """rho of weights ``w``: one per column, or one per code entry (shape of ``code``);
+    ``zero``: the zero entries' weights of each side, shape ``(2,) + code.shape``."""
     L_pos = np.minimum(np.logaddexp(0.0, -Z), CAP)
     L_neg = np.minimum(np.logaddexp(0.0, Z), CAP)
     if w.ndim == 2:  # entry weights
         rho = L_pos @ (w * (code == 1)).T + L_neg @ (w * (code == -1)).T
     else:
         rho = (L_pos * w) @ (code == 1).T + (L_neg * w) @ (code == -1).T
+    if zero is not None:
+        rho = rho + L_pos @ zero[0].T + L_neg @ zero[1].T
     return rho if b is None else rho + b
 
 
@@ -188,8 +191,9 @@ def test_estimator_decodes_log_odds_as_the_general_path(dtype):
     Q = expit(Z)
     P = clf.predict_proba(X)
     general = clf.decoder_.predict_proba(Q)
-    dec = clf.decoder_  # the default's model: entry weights, class intercepts
-    rho = _reference_rho(Z, dec.code_, dec.entry_weights_, dec.intercept_)
+    dec = clf.decoder_  # the default's model: entry weights, class intercepts, zero entries
+    assert np.any(dec.zero_entry_weights_ != 0)
+    rho = _reference_rho(Z, dec.code_, dec.entry_weights_, dec.intercept_, dec.zero_entry_weights_)
     if dtype == "float64":
         np.testing.assert_allclose(P, general, rtol=1e-10, atol=1e-300)
         np.testing.assert_allclose(P, softmax(-rho, axis=1), rtol=1e-10, atol=1e-300)

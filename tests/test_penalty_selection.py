@@ -194,6 +194,8 @@ def test_zero_is_a_valid_zero_entry_strength(wine):
 
 
 def test_two_lists_at_once_raise(wine):
+    """Each penalty is chosen with the other fixed (a list of shrinkages with "auto" zero
+    entries fits them without zero entries: test_zero_entries)."""
     X, y = wine
     clf = ConvexAggregationClassifier(entry_weight_shrinkage=VALUES, zero_entry_penalty=ZERO_VALUES)
     with pytest.raises(ValueError, match="cannot go with zero_entry_penalty as a list"):
@@ -209,9 +211,3 @@ def test_the_zero_entry_strength_used_is_always_reported(wine):
     assert clf.zero_entry_penalty_scores_ is None
     assert clf.set_params(zero_entry_penalty=None).fit(X, y).zero_entry_penalty_ is None
 
-
-def test_auto_zero_entries_with_a_list_of_shrinkages_raise(wine):
-    X, y = wine
-    clf = ConvexAggregationClassifier(entry_weight_shrinkage=VALUES, zero_entry_penalty="auto")
-    with pytest.raises(ValueError, match="cannot go with zero_entry_penalty as a list or 'auto'"):
-        clf.fit(X, y)

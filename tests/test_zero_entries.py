@@ -273,13 +273,40 @@ def test_warm_start_dask_and_settings_that_cannot_apply():
         ConvexDecoder(zero_entry_penalty=0.01).fit(Q, y, OVO)
     with pytest.raises(ValueError, match="zero_entry_penalty"):
         ConvexDecoder(entry_weight_shrinkage=0.3, zero_entry_penalty=-1.0).fit(Q, y, OVO)
-    with pytest.raises(ValueError, match="regularization_path does not follow zero_entry"):
-        regularization_path(Q, y, OVO, decoder=ConvexDecoder(**kw), alphas=[1e-2, 1e-3])
     da = pytest.importorskip("dask.array")
     lazy = ConvexDecoder(solver="projected_newton", **kw)
     lazy.fit(da.from_array(Q, chunks=(30, -1)), da.from_array(y, chunks=30), OVO)
     local = ConvexDecoder(solver="projected_newton", **kw).fit(Q, y, OVO)
     np.testing.assert_allclose(lazy.zero_entry_weights_, local.zero_entry_weights_, atol=1e-6)
+
+
+def test_the_path_follows_the_zero_entries_as_fits_at_each_alpha():
+    """The regularisation path with zero entries (each alpha warm-started from the last)
+    against a cold fit of the decoder at each alpha."""
+    Q, y = noisy_code_outputs(OVO, 90, 8)
+    kw = dict(
+        entry_weight_shrinkage=0.3,
+        zero_entry_penalty=0.01,
+        fit_intercept=True,
+        solver=ProjectedNewton(tol=1e-10),  # both to the same precision
+    )
+    alphas = [1e-1, 1e-2, 1e-3]
+    path = regularization_path(Q, y, OVO, decoder=ConvexDecoder(**kw), alphas=alphas)
+    assert np.any(path.zero_entry_weights != 0)
+    for i, alpha in enumerate(path.alphas):
+        fit = ConvexDecoder(alpha=alpha, **kw).fit(Q, y, OVO)
+        for name, got in [
+            ("zero_entry_weights_", path.zero_entry_weights[i]),
+            ("entry_weights_", path.entry_weights[i]),
+            ("weights_", path.weights[i]),
+            ("intercept_", path.intercepts[i]),
+        ]:
+            np.testing.assert_allclose(got, getattr(fit, name), atol=1e-5, err_msg=name)
+        assert path.objective[i] == pytest.approx(fit.objective_, rel=1e-8)
+    without = regularization_path(
+        Q, y, OVO, decoder=ConvexDecoder(**{**kw, "zero_entry_penalty": None}), alphas=alphas
+    )
+    assert np.all(without.zero_entry_weights == 0)
 
 
 def test_the_classifier_auto_chooses_among_the_priors_over_the_rows():
@@ -305,8 +332,48 @@ def test_the_classifier_auto_chooses_among_the_priors_over_the_rows():
     # a fixed value is passed on as it is; None keeps the model without them
     fixed = ConvexAggregationClassifier(zero_entry_penalty=0.5, cv=3).fit(X, y)
     assert fixed.decoder_.zero_entry_penalty == 0.5
-    plain = ConvexAggregationClassifier(cv=3).fit(X, y)
+    plain = ConvexAggregationClassifier(zero_entry_penalty=None, cv=3).fit(X, y)
     assert plain.decoder_.zero_entry_penalty is None
     assert np.all(plain.zero_entry_weights_ == 0)
     with pytest.raises(ValueError, match="zero_entry_penalty"):
         ConvexAggregationClassifier(zero_entry_penalty="always").fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params, limit, why",
+    [
+        ({}, ("ZERO_ENTRY_AUTO_MAX_WEIGHTS", 5), "6 zero-entry weights > 5"),
+        ({}, ("ZERO_ENTRY_AUTO_MAX_ROWS", 100), "178 rows > 100"),
+        ({"entry_weight_shrinkage": None}, None, "no entry weights"),
+        ({"penalty": "l1"}, None, "no entry weights"),
+        ({"code": "ovr"}, None, "no zero entries"),
+        (
+            {"entry_weight_shrinkage": [0.01, 0.001]},
+            None,
+            "a list of entry_weight_shrinkage",
+        ),
+    ],
+)
+def test_auto_is_none_where_the_zero_entries_cannot_apply_or_cost_too_much(
+    params, limit, why, monkeypatch, capsys
+):
+    """The default "auto" weighs the zero entries only within its limits and where they
+    apply; elsewhere it is the fit with zero_entry_penalty=None, and verbose says why."""
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import scale
+
+    from convexagg import estimator
+
+    X, y = load_wine(return_X_y=True)
+    X = scale(X)
+    kw = dict(cv=3, random_state=0, **params)
+    within = ConvexAggregationClassifier(**kw).fit(X, y)
+    if limit is not None:  # within the limits (wine: 6 zero-entry weights, 178 rows)
+        assert within.zero_entry_penalty_ is not None
+        monkeypatch.setattr(estimator, *limit)
+    auto = ConvexAggregationClassifier(verbose=1, **kw).fit(X, y)
+    assert auto.zero_entry_penalty_ is None and auto.zero_entry_penalty_scores_ is None
+    assert np.all(auto.zero_entry_weights_ == 0)
+    assert f"zero_entry_penalty='auto': none ({why})" in capsys.readouterr().out
+    none = ConvexAggregationClassifier(zero_entry_penalty=None, **kw).fit(X, y)
+    np.testing.assert_array_equal(auto.predict_proba(X), none.predict_proba(X))

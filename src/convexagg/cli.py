@@ -131,6 +131,8 @@ class _FitHelp(argparse.HelpFormatter):
         from .estimator import (
             DEFAULT_ENTRY_WEIGHT_PRIOR,
             ENTRY_WEIGHT_SHRINKAGE_RANGE,
+            ZERO_ENTRY_AUTO_MAX_ROWS,
+            ZERO_ENTRY_AUTO_MAX_WEIGHTS,
             ZERO_ENTRY_PRIORS,
             ConvexAggregationClassifier,
         )
@@ -140,6 +142,8 @@ class _FitHelp(argparse.HelpFormatter):
             low, high = ENTRY_WEIGHT_SHRINKAGE_RANGE
             default = f"{default}: {DEFAULT_ENTRY_WEIGHT_PRIOR:g}/n within [{low:g}, {high:g}]"
         text = text.replace("{priors}", "/n, ".join(f"{c:g}" for c in ZERO_ENTRY_PRIORS) + "/n")
+        text = text.replace("{max_weights}", f"{ZERO_ENTRY_AUTO_MAX_WEIGHTS:,}")
+        text = text.replace("{max_rows}", f"{ZERO_ENTRY_AUTO_MAX_ROWS:,}")
         return f"{text} (default {default}, the estimator's)"
 
 
@@ -299,8 +303,9 @@ def build_parser():
         help="weights, free in sign, on the code's zero entries (what a classifier that does "
         "not separate a class says about it), held back by C; several values joined by ',' "
         "(e.g. 1,0.1,0.01): the one of the best cross-validated log-loss; "
-        "'auto': the best of {priors} for n rows; their number grows as the cube of the classes "
-        "(letter's 26: minutes)",
+        "'auto': the best of {priors} for n rows where that fit is affordable (at most "
+        "{max_weights} such weights and {max_rows} rows), else none; their number grows as the "
+        "cube of the classes (letter's 26: 15,600)",
     )
     fit.add_argument(
         "--cv",

@@ -69,6 +69,14 @@ DEFAULT_OVR_COLUMN_PENALTY = 0.1
 # gain most from the weakest (vowel, segment, balance-scale); the choice keeps both
 # (QUALITY.md, "Choosing the zero entries' strength")
 ZERO_ENTRY_PRIORS = (80.0, 20.0, 5.0, 1.25)
+# ... but only where that fit is affordable: with more zero-entry weights (2 per zero entry;
+# a one-vs-one code's grow as the cube of the classes: 15 classes 2,730, 26 classes 15,600)
+# the projected Newton method needs minutes (letter: 165 s per fit against 5 s) and with
+# more rows each of the 13 extra fits grows with them (BENCHMARKS.md, "Issue 21: the zero
+# entries by default"); beyond either limit "auto" is None, the model without them, as
+# HistGradientBoostingClassifier's early_stopping="auto" changes with the rows
+ZERO_ENTRY_AUTO_MAX_WEIGHTS = 3000
+ZERO_ENTRY_AUTO_MAX_ROWS = 10_000
 
 
 def auto_entry_weight_shrinkage(n_rows):
@@ -1109,7 +1117,7 @@ default="auto"
         aggregation leans on the one-vs-one binaries and takes from the
         one-vs-rest ones what they add (QUALITY.md); none for any other code
         (with two classes every part is the same column).
-    zero_entry_penalty : float, None, "auto" or list of float, default=None
+    zero_entry_penalty : float, None, "auto" or list of float, default="auto"
         %(zero_entry_penalty.description)s
         A list of at least two values (e.g. ``[1, 0.1, 0.01]``): the one of
         smallest log-loss in a 3-fold cross-validation of the aggregation
@@ -1119,8 +1127,15 @@ default="auto"
         fitted on (the sum of their sample weights when given): fixed priors
         on the summed log-likelihood, the strongest first. The best strength
         differs between data sets by more than a factor of 64 (QUALITY.md,
-        "Choosing the zero entries' strength"); the value used is in
-        ``zero_entry_penalty_``.
+        "Choosing the zero entries' strength"). "auto" weighs the zero entries
+        only where their fit is affordable: at most
+        ``ZERO_ENTRY_AUTO_MAX_WEIGHTS`` (3,000) zero-entry weights -- up to 15
+        classes with the default code -- and at most
+        ``ZERO_ENTRY_AUTO_MAX_ROWS`` (10,000) rows; beyond either, and without
+        entry weights, with a list of ``entry_weight_shrinkage`` or on
+        array-API inputs, it is None (the model without them; ``verbose``
+        says why). Give a float or a list to weigh them regardless. The value
+        used is in ``zero_entry_penalty_``.
     %(solver)s
     %(cv)s
     %(binary_param_grid)s
@@ -1190,7 +1205,7 @@ default="auto"
         fit_intercept=True,
         entry_weight_shrinkage="auto",
         column_penalty="auto",
-        zero_entry_penalty=None,
+        zero_entry_penalty="auto",
         solver="auto",
         cv=5,
         binary_param_grid=None,
@@ -1276,10 +1291,12 @@ default="auto"
             # "auto" or several values: _fit_decoder resolves them
             values = chosen.get("entry_weight_shrinkage")
             params["entry_weight_shrinkage"] = self._fitted_or_placeholder_shrinkage(values)
-        if isinstance(params.get("zero_entry_penalty"), str) or "zero_entry_penalty" in chosen:
-            # "auto" or several values: a float for the checks before training;
-            # _fit_decoder sets it for the rows
-            params["zero_entry_penalty"] = ZERO_ENTRY_PRIORS[0]
+        if isinstance(params.get("zero_entry_penalty"), str):
+            # "auto": none until _fit_decoder knows whether the zero entries apply
+            params["zero_entry_penalty"] = None
+        elif "zero_entry_penalty" in chosen:
+            # several values: a float for the checks before training; _fit_decoder chooses
+            params["zero_entry_penalty"] = chosen["zero_entry_penalty"][0]
         return ConvexDecoder(**{**params, **overrides})
 
     def _fit_decoder(self, decoder, training, p):
@@ -1294,7 +1311,9 @@ default="auto"
         if isinstance(getattr(self, "entry_weight_shrinkage", None), str) and self.penalty == "l2":
             decoder.set_params(entry_weight_shrinkage=auto_entry_weight_shrinkage(n_rows))
         chosen = self._penalty_candidates()
-        if getattr(self, "zero_entry_penalty", None) == "auto":
+        if getattr(self, "zero_entry_penalty", None) == "auto" and self._zero_entries_apply(
+            decoder, p, chosen, rows
+        ):
             chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
         scores = dict.fromkeys(CHOSEN_PENALTIES)
         for name, values in chosen.items():
@@ -1315,22 +1334,42 @@ default="auto"
 
     def _penalty_candidates(self):
         """``{name: values}`` for each penalty of ``CHOSEN_PENALTIES`` given as a list
-        (checked). Both at once raise, as a list of shrinkages with ``zero_entry_penalty=
-        "auto"`` (itself a choice): each is chosen with the other fixed."""
+        (checked). Both at once raise: each is chosen with the other fixed."""
         chosen = {}
         for name in CHOSEN_PENALTIES:
             given = getattr(self, name, None)  # not the CV estimator's
             if given is not None and not isinstance(given, (str, Real)):
                 chosen[name] = check_candidates(name, given)
-        if "entry_weight_shrinkage" in chosen and (
-            "zero_entry_penalty" in chosen or getattr(self, "zero_entry_penalty", None) == "auto"
-        ):
+        if len(chosen) == len(CHOSEN_PENALTIES):
             raise ValueError(
                 "entry_weight_shrinkage as a list cannot go with zero_entry_penalty as a list "
-                "or 'auto' (both chosen by cross-validation, each with the other fixed); give "
-                "one entry_weight_shrinkage value (e.g. 'auto') or one zero_entry_penalty value."
+                "(both chosen by cross-validation, each with the other fixed); give one "
+                "entry_weight_shrinkage value (e.g. 'auto') or one zero_entry_penalty value."
             )
         return chosen
+
+    def _zero_entries_apply(self, decoder, p, chosen, rows):
+        """``zero_entry_penalty="auto"``: whether the zero entries get weights (chosen
+        among ``ZERO_ENTRY_PRIORS``), logged when they do not. Not with a list of
+        shrinkages (chosen without them), without entry weights or on array-API outputs
+        (where they cannot apply), nor beyond ``ZERO_ENTRY_AUTO_MAX_WEIGHTS`` weights or
+        ``ZERO_ENTRY_AUTO_MAX_ROWS`` rows, where their fit is not affordable."""
+        n_weights = 2 * int(np.count_nonzero(p.code == 0))
+        n_rows = int(np.asarray(p.y[rows]).size)
+        reasons = {
+            "a list of entry_weight_shrinkage": "entry_weight_shrinkage" in chosen,
+            "no entry weights": not decoder._entries(),
+            "array-API outputs": array_namespace(p.X) is not None,
+            "no zero entries": n_weights == 0,
+            f"{n_weights} zero-entry weights > {ZERO_ENTRY_AUTO_MAX_WEIGHTS}": (
+                n_weights > ZERO_ENTRY_AUTO_MAX_WEIGHTS
+            ),
+            f"{n_rows} rows > {ZERO_ENTRY_AUTO_MAX_ROWS}": n_rows > ZERO_ENTRY_AUTO_MAX_ROWS,
+        }
+        why = [reason for reason, holds in reasons.items() if holds]
+        if why:
+            self._log(f"zero_entry_penalty='auto': none ({'; '.join(why)})")
+        return not why
 
     def _fitted_or_placeholder_shrinkage(self, values):
         """The decoder's shrinkage before ``_fit_decoder`` resolves "auto" or a list

@@ -20,7 +20,7 @@ from sklearn.base import clone
 
 from ._legacy import legacy_path_decoder
 from ._utils import progress
-from .aggregation import Penalty, entry_matrix
+from .aggregation import Penalty, entry_matrix, model_entries, side_entry_weights
 from .decoders.convex import ConvexDecoder
 from .decoders.fitting import solve_path
 
@@ -59,6 +59,9 @@ class RegularizationPath:
         The weight of each code entry at each ``alpha`` (``weights`` in every
         nonzero entry of its column without ``entry_weight_shrinkage``), as the
         decoder's ``entry_weights_``.
+    zero_entry_weights : ndarray of shape (n_alphas, 2, n_classes, M) or None
+        The zero entries' weights of each side at each ``alpha``, as the
+        decoder's ``zero_entry_weights_`` (zeros without ``zero_entry_penalty``).
     """
 
     alphas: np.ndarray
@@ -72,6 +75,7 @@ class RegularizationPath:
     train_log_loss: np.ndarray
     val_log_loss: np.ndarray | None
     entry_weights: np.ndarray | None = None
+    zero_entry_weights: np.ndarray | None = None
 
 
 def solution_scores(objective, X):
@@ -233,11 +237,6 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
     path : RegularizationPath
         As :func:`regularization_path` returns it.
     """
-    if problem.zero_entries:
-        raise ValueError(
-            "regularization_path does not follow zero_entry_penalty's weights; fit the "
-            "decoder at each alpha, or set zero_entry_penalty=None."
-        )
     config = decoder.solver
     penalties = [decoder.penalty_for(alpha, problem.code) for alpha in alphas]
     # the losses stored once; each alpha swaps the penalty
@@ -260,10 +259,16 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
         data = val.likelihood(penalties[0], config.storage_dtype(val.n_losses))
         val_acc, val_ll = solution_scores(data, solutions)
     code = problem.code
-    if problem.entries:  # the variables: one weight per nonzero code entry
-        n = int(np.count_nonzero(code))
-        entries = np.array([entry_matrix(code, x[:n]) for x in solutions])
+    zeros = np.zeros((n_alphas, 2) + code.shape)
+    if problem.entries:  # the variables: one weight per nonzero code entry (then, with
+        # zero entries, the two sides of each zero entry), as the decoder's
+        nnz = int(np.count_nonzero(code))
+        n = model_entries(code, problem.zero_entries)[0].size
+        entries = np.array([entry_matrix(code, x[:nnz]) for x in solutions])
         weights = np.array([p.shared_weights(x[:n]) for p, x in zip(penalties, solutions)])
+        if problem.zero_entries:
+            sides = [np.concatenate([np.zeros(nnz), x[nnz:n]]) for x in solutions]
+            zeros = np.array([side_entry_weights(code, u, zero=True) for u in sides])
     else:
         n = M
         weights = solutions[:, :M]
@@ -272,6 +277,7 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
         alphas=alphas,
         weights=weights,
         entry_weights=entries,
+        zero_entry_weights=zeros,
         intercepts=solutions[:, n:] if decoder.fit_intercept else np.zeros((n_alphas, K)),
         train_accuracy=train_acc,
         val_accuracy=val_acc,
