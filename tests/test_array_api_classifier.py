@@ -117,9 +117,7 @@ def test_weights_on_the_host_and_routed_weights(name, dispatch):
     with sklearn.config_context(enable_metadata_routing=True):
         learner = LogisticRegression().set_fit_request(sample_weight=True)
         with sklearn.config_context(array_api_dispatch=False):
-            routed = host_model(learner, cv=2, random_state=0).fit(
-                X, y, sample_weight=sw
-            )
+            routed = host_model(learner, cv=2, random_state=0).fit(X, y, sample_weight=sw)
         clf = ConvexAggregationClassifier(learner, cv=2, random_state=0).fit(
             to_xp(name, X), y, sample_weight=to_xp(name, sw)
         )

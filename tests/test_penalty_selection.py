@@ -210,4 +210,3 @@ def test_the_zero_entry_strength_used_is_always_reported(wine):
     assert clf.set_params(zero_entry_penalty=0.5).fit(X, y).zero_entry_penalty_ == 0.5
     assert clf.zero_entry_penalty_scores_ is None
     assert clf.set_params(zero_entry_penalty=None).fit(X, y).zero_entry_penalty_ is None
-
