@@ -528,15 +528,22 @@ def scan_sets(names, kull_dir, scan_set, base):
     return outputs, changes
 
 
-def default_refits(name, kull_dir):
-    """For each outer fold of ``name``, the default fitted on its training part and what a
-    decoder refit needs: ``(clf, Q, y_fit, Q_test, labels)`` -- the training outputs, the
-    test fold's averaged binary outputs and its labels as class indices."""
-    from bench_quality import library_default
+def fifth_switch_default(seed):
+    """The default before the sixth switch, without zero entries: the refit scans' and the
+    left-to-calibrate diagnosis's baseline (their records were measured on it)."""
+    from bench_quality import library
 
+    return library(zero_entry_penalty=None)(seed)
+
+
+def default_refits(name, kull_dir):
+    """For each outer fold of ``name``, the fifth switch's default
+    (:func:`fifth_switch_default`) fitted on its training part and what a decoder refit
+    needs: ``(clf, Q, y_fit, Q_test, labels)`` -- the training outputs, the test fold's
+    averaged binary outputs and its labels as class indices."""
     X, y, _ = load(name, kull_dir)
     for fold, (X_tr, y_tr, X_te, y_te) in enumerate(splits(X, y)):
-        clf = library_default(fold).fit(X_tr, y_tr)
+        clf = fifth_switch_default(fold).fit(X_tr, y_tr)
         Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
         yield clf, Q, y_fit, clf.predict_binary_proba(X_te), np.searchsorted(clf.classes_, y_te)
 

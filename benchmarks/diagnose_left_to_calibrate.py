@@ -1,7 +1,8 @@
 """What the left-to-calibrate check's Dirichlet gain uses: the discrepancies or the normaliser.
 
 On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite kull``),
-the default ``ConvexAggregationClassifier`` is fitted and checked as ``bench_quality.py``
+the default ``ConvexAggregationClassifier`` before the sixth switch (no zero entries,
+``_kull_suite.fifth_switch_default``) is fitted and checked as ``bench_quality.py``
 checks it ("default + Dirichlet on its out-of-fold": the calibrator fitted on its 3-fold
 out-of-fold probabilities, applied to its test probabilities), with three calibrators:
 
@@ -34,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _calibrators as CAL  # noqa: E402
 import _common as C  # noqa: E402
 import _kull_suite as K  # noqa: E402
-from bench_quality import library_default  # noqa: E402
 
 C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 
@@ -75,12 +75,12 @@ def check_set(name, kull_dir):
     for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
         classes, y_fit = np.unique(y_tr, return_inverse=True)
         labels = np.searchsorted(classes, y_te)
-        # as CalibratedOnOwnOOF(library_default(fold), ..., random_state=fold) does
+        # as CalibratedOnOwnOOF(the checked model, ..., random_state=fold) does
         folds = StratifiedKFold(CAL.INNER_FOLDS, shuffle=True, random_state=fold)
         oof = cross_val_predict(
-            clone(library_default(fold)), X_tr, y_fit, cv=folds, method="predict_proba"
+            clone(K.fifth_switch_default(fold)), X_tr, y_fit, cv=folds, method="predict_proba"
         )
-        P = library_default(fold).fit(X_tr, y_fit).predict_proba(X_te)
+        P = K.fifth_switch_default(fold).fit(X_tr, y_fit).predict_proba(X_te)
         scores.setdefault("default", []).append(CAL._log_loss(P, labels))
         for key, make in CALIBRATORS.items():
             calibrated = make().fit(CAL._renormalise(oof), y_fit)

@@ -2,7 +2,8 @@
 refitted on its own training outputs with ``zero_entry_penalty`` fixed or ``c / n``.
 
 On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite
-kull``) the default ``ConvexAggregationClassifier`` is fitted once; its decoder is
+kull``) the default ``ConvexAggregationClassifier`` before the sixth switch (no zero
+entries, ``_kull_suite.fifth_switch_default``) is fitted once; its decoder is
 then refitted on the same training outputs (``training_outputs``) with each
 setting, and scored on the test fold's averaged binary outputs
 (``predict_binary_proba``). Every setting is compared with the default's decoder

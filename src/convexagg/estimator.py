@@ -71,12 +71,12 @@ DEFAULT_OVR_COLUMN_PENALTY = 0.1
 ZERO_ENTRY_PRIORS = (80.0, 20.0, 5.0, 1.25)
 # ... but only where that fit is affordable: with more zero-entry weights (2 per zero entry;
 # a one-vs-one code's grow as the cube of the classes: 15 classes 2,730, 26 classes 15,600)
-# the projected Newton method needs minutes (letter: 165 s per fit against 5 s) and with
-# more rows each of the 13 extra fits grows with them (BENCHMARKS.md, "Issue 21: the zero
-# entries by default"); beyond either limit "auto" is None, the model without them, as
-# HistGradientBoostingClassifier's early_stopping="auto" changes with the rows
+# the projected Newton method needs minutes (letter: 165 s per fit against 5 s), and with
+# more rows each of the 13 extra fits grows with them (pendigits' whole default fit: 3.2x to
+# 4.0x on 3,000 rows, 9x to 11x on 9,892; BENCHMARKS.md, "Issue 21: the zero entries by
+# default"); beyond either limit "auto" is None, the model without them
 ZERO_ENTRY_AUTO_MAX_WEIGHTS = 3000
-ZERO_ENTRY_AUTO_MAX_ROWS = 10_000
+ZERO_ENTRY_AUTO_MAX_ROWS = 3000
 
 
 def auto_entry_weight_shrinkage(n_rows):
@@ -1131,7 +1131,7 @@ default="auto"
         only where their fit is affordable: at most
         ``ZERO_ENTRY_AUTO_MAX_WEIGHTS`` (3,000) zero-entry weights -- up to 15
         classes with the default code -- and at most
-        ``ZERO_ENTRY_AUTO_MAX_ROWS`` (10,000) rows; beyond either, and without
+        ``ZERO_ENTRY_AUTO_MAX_ROWS`` (3,000) rows; beyond either, and without
         entry weights, with a list of ``entry_weight_shrinkage`` or on
         array-API inputs, it is None (the model without them; ``verbose``
         says why). Give a float or a list to weigh them regardless. The value
