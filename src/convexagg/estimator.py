@@ -73,7 +73,7 @@ ZERO_ENTRY_PRIORS = (80.0, 20.0, 5.0, 1.25)
 # a one-vs-one code's grow as the cube of the classes: 15 classes 2,730, 26 classes 15,600)
 # the projected Newton method needs minutes (letter: 165 s per fit against 5 s), and with
 # more rows each of the 13 extra fits grows with them (pendigits' whole default fit: 3.2x to
-# 4.0x on 3,000 rows, 9x to 11x on 9,892; BENCHMARKS.md, "Issue 21: the zero entries by
+# 4.0x on 3,000 rows, 8.6x to 11.5x on 9,892; BENCHMARKS.md, "Issue 21: the zero entries by
 # default"); beyond either limit "auto" is None, the model without them
 ZERO_ENTRY_AUTO_MAX_WEIGHTS = 3000
 ZERO_ENTRY_AUTO_MAX_ROWS = 3000
