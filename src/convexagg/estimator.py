@@ -181,8 +181,11 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         for a row in no test fold). The calibration scores of cross-conformal
         class sets (:class:`convexagg.decision.ConformalClassifier`), at no
         extra fit. None with ``cv="in_sample"`` or ``"prefit"`` (no out-of-fold
-        outputs) or a decoder without ``predict_proba``. The decoder's few
-        weights were fitted on these same rows.
+        outputs) or a decoder without ``predict_proba``. The decoder's
+        weights were fitted on these same rows: with the zero entries'
+        many weights more closely than on held-out rows, so cross-conformal
+        sets calibrated on them cover less (the user guide, "Conformal class
+        sets").
     oof_fold_ : ndarray of shape (n_samples,) or None
         With an ensemble, the member (fold) whose binaries gave each row's
         out-of-fold outputs (-1 for none); None otherwise.
