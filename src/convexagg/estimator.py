@@ -1354,7 +1354,7 @@ default="auto"
     def _zero_entries_apply(self, decoder, p, chosen, rows):
         """``zero_entry_penalty="auto"``: whether the zero entries get weights (chosen
         among ``ZERO_ENTRY_PRIORS``), logged when they do not. Not with a list of
-        shrinkages (chosen without them), without entry weights or on array-API outputs
+        shrinkages (chosen without them), without entry weights or on array-API inputs
         (where they cannot apply), nor beyond ``ZERO_ENTRY_AUTO_MAX_WEIGHTS`` weights or
         ``ZERO_ENTRY_AUTO_MAX_ROWS`` rows, where their fit is not affordable."""
         n_weights = 2 * int(np.count_nonzero(p.code == 0))
@@ -1362,7 +1362,7 @@ default="auto"
         reasons = {
             "a list of entry_weight_shrinkage": "entry_weight_shrinkage" in chosen,
             "no entry weights": not decoder._entries(),
-            "array-API outputs": array_namespace(p.X) is not None,
+            "array-API inputs": array_namespace(p.X) is not None,
             "no zero entries": n_weights == 0,
             f"{n_weights} zero-entry weights > {ZERO_ENTRY_AUTO_MAX_WEIGHTS}": (
                 n_weights > ZERO_ENTRY_AUTO_MAX_WEIGHTS
