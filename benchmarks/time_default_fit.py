@@ -4,8 +4,8 @@
 largest within ``zero_entry_penalty="auto"``'s limits), ``--rows`` the first rows of its
 training part, ``--zero-entry-penalty none`` the default without the zero entries' weights.
 
-Prints the fit's wall time in seconds. Run it alternately against two checkouts, so that
-the machine's load falls on both alike, e.g.::
+Prints the fit's wall time in seconds (``--repeat``: each fit's, in a row). Run it
+alternately against two checkouts, so that the machine's load falls on both alike, e.g.::
 
     for i in 1 2 3 4; do
       PYTHONPATH=<old>/src python benchmarks/time_default_fit.py --n-jobs 2
@@ -48,6 +48,9 @@ def main():
         default=None,
         help="comma-separated values in the default's place (several: chosen by the fit)",
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="fits in a row (each printed: a small set's is noisy)"
+    )
     args = parser.parse_args()
     data = pd.read_csv(os.path.join(args.data_dir, f"{args.dataset}.csv.gz"))
     X, y = data.iloc[:, :-1].to_numpy(float), data.iloc[:, -1].to_numpy()
@@ -64,11 +67,14 @@ def main():
     clf = ConvexAggregationClassifier(
         LogisticRegression(), n_jobs=args.n_jobs, random_state=0, **given
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # lbfgs's ConvergenceWarning on some binaries
-        start = time.perf_counter()
-        clf.fit(X, y)
-    print(f"{time.perf_counter() - start:.3f}")
+    seconds = []
+    for _ in range(args.repeat):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # lbfgs's ConvergenceWarning on some binaries
+            start = time.perf_counter()
+            clf.fit(X, y)
+        seconds.append(time.perf_counter() - start)
+    print(" ".join(f"{s:.3f}" for s in seconds))
 
 
 if __name__ == "__main__":

@@ -45,11 +45,13 @@ from __future__ import annotations
 import copy as _copy
 import operator
 import warnings
+from contextlib import nullcontext
 from typing import NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.sparse import issparse
+from sklearn import config_context
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
@@ -1008,7 +1010,11 @@ def _fold_chain(estimator, X, y, column, splits, seed, fit_params):
         rows = train[column[y[train]] != 0]
         params = check_method_params(X, params=fit_params or {}, indices=rows)
         warm = _warm_start_from(previous)
-        est = _fit_binary(estimator, X[rows], y[rows], column, seed, params, warm, copy=False)
+        # a warm copy's parameters are those the first fold's fit validated (and
+        # warm_start=True): not checked again (small sets' default fits up to 5 %
+        # faster, best of 20; BENCHMARKS.md, "Issue 21: the zero entries by default")
+        with nullcontext() if warm is None else config_context(skip_parameter_validation=True):
+            est = _fit_binary(estimator, X[rows], y[rows], column, seed, params, warm, copy=False)
         previous = _as_learner(est, estimator, warm)
         done.append(previous)
     return done
