@@ -40,8 +40,10 @@ below comes from that fit, through :class:`sklearn.frozen.FrozenEstimator`:
   of ``predict`` and of ``CostSensitiveClassifier``, their paired difference
   with its standard error over the splits, and the test rows decided differently.
 * **Time**: the fit; the one added step of the fit (the decoder's pass over
-  the out-of-fold outputs that gives ``oof_proba_``); and on the test part
-  ``predict_proba`` and each decision's prediction.
+  the out-of-fold outputs, which gives ``oof_proba_`` where no penalty is chosen;
+  where one is, the choice's fits decode their held-out folds instead, at about
+  the same cost); and on the test part ``predict_proba`` and each decision's
+  prediction.
 
 Prints Markdown tables (per data set: mean over splits; the targets of issue
 25) and writes the per-split records to ``--out`` (JSON).

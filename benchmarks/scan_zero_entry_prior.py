@@ -56,7 +56,7 @@ def scan_set(name, kull_dir):
         # "auto": the estimator's choice, on the rows and folds it would use
         values = tuple(c / len(y_fit) for c in ZERO_ENTRY_PRIORS)
         zero = clone(decoder).set_params(zero_entry_penalty=values[0])
-        best, _ = select_penalty(
+        best, _, _ = select_penalty(
             zero,
             Q,
             y_fit,

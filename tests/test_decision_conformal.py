@@ -154,8 +154,11 @@ def _binary():
 
 
 def test_out_of_fold_probabilities_are_the_fold_members(wine):
+    """Without a penalty chosen by cross-validation, the fitted decoder on each fold
+    member's outputs (with one: test_penalty_selection, the choice's fits)."""
     X, y, _, _ = wine
-    clf = ConvexAggregationClassifier(_binary(), random_state=0).fit(X, y)
+    clf = ConvexAggregationClassifier(_binary(), zero_entry_penalty=None, random_state=0)
+    clf.fit(X, y)
     assert clf.oof_proba_.shape == (120, 3) and np.all(clf.oof_fold_ >= 0)
     for k, member in enumerate(clf.estimators_):
         rows = clf.oof_fold_ == k

@@ -103,7 +103,7 @@ def test_weights_enter_the_fits_and_the_scores(wine):
     np.testing.assert_allclose(plain[1], doubled[1], rtol=1e-6)
     # no weight on one class's rows: other fits, other scores
     w = np.where(y_fit == 2, 0.0, 1.0)
-    _, weighted = select_penalty(decoder, Q, y_fit, code, "proba", w, NAME, values, 0)
+    _, weighted, _ = select_penalty(decoder, Q, y_fit, code, "proba", w, NAME, values, 0)
     assert not np.allclose(weighted, plain[1])
 
 
@@ -171,6 +171,30 @@ def test_zero_entry_choice_equals_an_independent_loop(wine):
     np.testing.assert_allclose(clf.zero_entry_weights_, reference.zero_entry_weights_, atol=1e-6)
     # the shrinkage was "auto", resolved for the rows, and not chosen
     assert clf.entry_weight_shrinkage_ == 0.01 and clf.entry_weight_shrinkage_scores_ is None
+
+
+def test_oof_proba_comes_from_the_choice_fits_on_the_other_folds(wine):
+    """With a penalty chosen, each row's ``oof_proba_`` is that of aggregation weights not
+    fitted on it: the independent loop's cold fit, at the chosen value, on the other folds.
+    Without a choice it is the fitted decoder on the out-of-fold outputs."""
+    X, y = wine
+    clf = ConvexAggregationClassifier(
+        code="ovo", zero_entry_penalty=ZERO_VALUES, solver=ProjectedNewton(tol=1e-10)
+    ).set_params(random_state=0)
+    clf.fit(X, y)
+    Q, y_fit, _ = clf.training_outputs(X, y)
+    folds = StratifiedKFold(PENALTY_CV_FOLDS, shuffle=True, random_state=clf._fold_seed)
+    expected = np.full_like(clf.oof_proba_, np.nan)
+    for train, test in folds.split(Q, y_fit):
+        fold = _with_shrinkage(clf.decoder_, clf.zero_entry_penalty_, "zero_entry_penalty")
+        expected[test] = fold.fit(Q[train], y_fit[train], clf.code_matrix_).predict_proba(Q[test])
+    np.testing.assert_allclose(clf.oof_proba_, expected, atol=1e-7)
+    # not the decoder fitted on these rows: its probabilities are another model's
+    assert np.abs(clf.oof_proba_ - clf.decoder_.predict_proba(Q)).max() > 1e-2
+    assert not hasattr(clf, "_held_out_proba")  # nothing of the choice is kept
+    clf.set_params(zero_entry_penalty=None).fit(X, y)
+    Q, _, _ = clf.training_outputs(X, y)
+    np.testing.assert_allclose(clf.oof_proba_, clf.decoder_.predict_proba(Q), rtol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ folds of the outputs the decoder is fitted on, on the held-out fold, summed over
 the folds; the smallest wins (ties: the first). Only the aggregation is refitted:
 the binaries and their outputs are those of the fit. Within a fold the values are
 fitted in the order given, each fit warm-started from the previous value's
-solution, on losses computed once.
+solution, on losses computed once. The chosen value's fits also give every row's
+probabilities from weights not fitted on it (the estimator's ``oof_proba_``).
 
 Measured (``benchmarks/scan_shrinkage_choice.py``; QUALITY.md, "Choosing the
 shrinkage"): the fourth switch's decoder (0.01) refitted on its own training outputs
@@ -33,6 +34,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from ._array_api import on_host
 from .decoders.fitting import solve_path
 from .path import solution_scores
 
@@ -111,6 +113,10 @@ def select_penalty(
         Index of the chosen value.
     scores : ndarray of shape (n_values,)
         Each value's log-loss on the held-out folds (weighted mean over all rows).
+    held_out_proba : ndarray of shape (n_samples, n_classes)
+        Each row's class probabilities under the chosen value, from the weights
+        fitted on the other folds: cross-fitted probabilities of the model, at the
+        cost of one evaluation per fold (the fits are the choice's).
     """
     decoders = [clone(decoder).set_params(**{name: v}) for v in values]
     config = decoders[0].solver_config()
@@ -126,12 +132,19 @@ def select_penalty(
 
     scores = np.zeros(len(values))
     total = 0.0
+    fitted = []  # each fold's test rows and its solutions, one per value
     for train, test in _folds(y, seed, folds).split(Q, y):
         fit_part = part(train)
         solved = solve_path(([fit_part.with_penalty(p)] for p in penalties), config)
         held_out = part(test)
         size = float(test.size if sample_weight is None else sample_weight[test].sum())
-        scores += size * solution_scores(held_out, [point.result.w for point in solved])[1]
+        solutions = [point.result.w for point in solved]
+        scores += size * solution_scores(held_out, solutions)[1]
         total += size
+        fitted.append((test, solutions))
     scores /= total
-    return int(np.argmin(scores)), scores
+    best = int(np.argmin(scores))
+    held_out_proba = np.empty((len(y), code.shape[0]))
+    for test, solutions in fitted:
+        held_out_proba[test] = on_host(part(test).evaluate(solutions[best]).P)
+    return best, scores, held_out_proba

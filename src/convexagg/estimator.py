@@ -176,16 +176,19 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     decoder_ : fitted decoder
     binary_output_ : {"proba", "margin"}
     oof_proba_ : ndarray of shape (n_samples, n_classes) or None
-        Out-of-fold class probabilities of the training rows: the fitted
-        decoder on the outputs of the binaries not trained on each row (NaN
-        for a row in no test fold). The calibration scores of cross-conformal
-        class sets (:class:`convexagg.decision.ConformalClassifier`), at no
-        extra fit. None with ``cv="in_sample"`` or ``"prefit"`` (no out-of-fold
-        outputs) or a decoder without ``predict_proba``. The decoder's
-        weights were fitted on these same rows: with the zero entries'
-        many weights more closely than on held-out rows, so cross-conformal
-        sets calibrated on them cover less (the user guide, "Conformal class
-        sets").
+        Out-of-fold class probabilities of the training rows (NaN for a row
+        in no test fold), from the outputs of the binaries not trained on
+        each row. Where a penalty of the aggregation was chosen by
+        cross-validation (``zero_entry_penalty="auto"`` within its limits, or
+        a list of values), the aggregation too was not fitted on the row: its
+        probabilities are those of the choice's fit on the other folds, at the
+        chosen value. Otherwise they are the fitted decoder's, whose weights
+        were fitted on these same rows (few weights: close to held-out
+        probabilities; QUALITY.md measures both). The calibration scores of
+        cross-conformal class sets
+        (:class:`convexagg.decision.ConformalClassifier`), at no extra fit.
+        None with ``cv="in_sample"`` or ``"prefit"`` (no out-of-fold outputs)
+        or a decoder without ``predict_proba``.
     oof_fold_ : ndarray of shape (n_samples,) or None
         With an ensemble, the member (fold) whose binaries gave each row's
         out-of-fold outputs (-1 for none); None otherwise.
@@ -594,13 +597,18 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _set_out_of_fold(self, training, decoder):
         """``oof_proba_`` and ``oof_fold_``: what the decisions of
         :mod:`convexagg.decision` calibrate on (cross-conformal sets), at the cost
-        of one decoder pass over outputs computed anyway."""
+        of at most one decoder pass over outputs computed anyway."""
         self.oof_proba_ = self.oof_fold_ = None
+        # a penalty chosen by cross-validation left each row's probabilities from the
+        # aggregation fitted on the other folds (ConvexAggregationClassifier)
+        held_out = self.__dict__.pop("_held_out_proba", None)
         if not self._fitted.plan.out_of_fold or not hasattr(decoder, "predict_proba"):
             return
         n = training.Q.shape[0]
         self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
-        proba = decoder.predict_proba(take_rows(training.Q, training.rows))
+        proba = held_out
+        if proba is None:
+            proba = decoder.predict_proba(take_rows(training.Q, training.rows))
         namespace = array_namespace(proba)  # array-API X: fitted attributes live on the host
         self.oof_proba_[training.rows] = proba if namespace is None else namespace.to_host(proba)
         if training.tests is not None:
@@ -1319,11 +1327,12 @@ default="auto"
         ):
             chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
         scores = dict.fromkeys(CHOSEN_PENALTIES)
+        self._held_out_proba = None  # the choice's, for oof_proba_ (_set_out_of_fold)
         for name, values in chosen.items():
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
             self._log(f"choosing {name} among {list(values)}")
-            best, scores[name] = select_penalty(
+            best, scores[name], self._held_out_proba = select_penalty(
                 decoder, Q, y, p.code, p.output, weights, name, values, p.plan.fold_seed
             )
             decoder.set_params(**{name: values[best]})
