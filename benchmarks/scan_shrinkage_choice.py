@@ -77,7 +77,7 @@ def scan_set(name, kull_dir):
         for folds in (3, 5):
             t0 = time.perf_counter()
             args = (decoder, Q, y_fit, code, "proba", None, "entry_weight_shrinkage", VALUES)
-            best = select_penalty(*args, fold, folds).best
+            best, _, _ = select_penalty(*args, fold, folds)
             if folds == 3:
                 seconds["warm"].append(time.perf_counter() - t0)
                 t0 = time.perf_counter()

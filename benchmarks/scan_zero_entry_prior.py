@@ -56,7 +56,7 @@ def scan_set(name, kull_dir):
         # "auto": the estimator's choice, on the rows and folds it would use
         values = tuple(c / len(y_fit) for c in ZERO_ENTRY_PRIORS)
         zero = clone(decoder).set_params(zero_entry_penalty=values[0])
-        best = select_penalty(
+        best, _, _ = select_penalty(
             zero,
             Q,
             y_fit,
@@ -66,7 +66,7 @@ def scan_set(name, kull_dir):
             "zero_entry_penalty",
             values,
             clf._fold_seed,
-        ).best
+        )
         strengths["auto (chosen)"] = values[best]
         for key, strength in strengths.items():
             refit = clone(decoder).set_params(zero_entry_penalty=strength)

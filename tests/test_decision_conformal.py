@@ -173,35 +173,22 @@ def test_out_of_fold_probabilities_are_the_fold_members(wine):
     assert ConvexAggregationClassifier(cv="in_sample").fit(X, y).oof_proba_ is None
 
 
-@pytest.mark.parametrize("zero_entry_penalty", ["auto", None])
 @pytest.mark.parametrize("score", ["lac", "aps"])
-def test_cross_conformal_pvalues_by_hand(wine, score, zero_entry_penalty):
-    """Each calibration row's score against the test scores of the model that gave it:
-    its fold member and, with the zero entries' prior chosen (the default), the
-    aggregation fitted on its choice fold's other rows; else the fitted decoder."""
+def test_cross_conformal_pvalues_by_hand(wine, score):
     X, y, X_test, _ = wine
-    clf = ConvexAggregationClassifier(
-        _binary(), zero_entry_penalty=zero_entry_penalty, random_state=0
-    )
+    clf = ConvexAggregationClassifier(_binary(), random_state=0)
     conformal = ConformalClassifier(clf, conformity_score=score, random_state=0).fit(X, y)
     model = conformal.estimator_
     u_cal, u_test = _aps_draws(0, 120, 5) if score == "aps" else (None, None)
     cal = class_scores(model.oof_proba_, score, u_cal)[np.arange(120), y]
     np.testing.assert_allclose(conformal.calibration_scores_, cal)
-    if zero_entry_penalty is None:
-        assert model.oof_decoders_ is None
-        decoders, decoder_fold = [model.decoder_], np.zeros(120, dtype=int)
-    else:
-        decoders, decoder_fold = model.oof_decoders_, model.oof_decoder_fold_
-        assert len(decoders) == 3 and set(decoder_fold) == {0, 1, 2}
     x = X_test[:5]
     expected = np.zeros((5, 3))
     for k, member in enumerate(model.estimators_):
         Q = np.column_stack([est.predict_proba(x)[:, 1] for est in member])
-        for j, decoder in enumerate(decoders):
-            s_test = class_scores(decoder.predict_proba(Q), score, u_test)
-            for i in np.flatnonzero((model.oof_fold_ == k) & (decoder_fold == j)):
-                expected += cal[i] >= s_test
+        s_test = class_scores(model.decoder_.predict_proba(Q), score, u_test)
+        for i in np.flatnonzero(model.oof_fold_ == k):
+            expected += cal[i] >= s_test
     np.testing.assert_allclose(conformal.predict_pvalues(x), (1 + expected) / 121)
     np.testing.assert_array_equal(conformal.predict_set(x), (1 + expected) / 121 > 0.1)
     np.testing.assert_array_equal(conformal.predict(x), model.predict(x))

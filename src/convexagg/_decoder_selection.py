@@ -29,7 +29,6 @@ gain (QUALITY.md, "The fifth switch"). The zero entries' choice: QUALITY.md,
 from __future__ import annotations
 
 from numbers import Real
-from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
@@ -39,43 +38,11 @@ from ._array_api import on_host
 from .decoders.fitting import solve_path
 from .path import solution_scores
 
-__all__ = [
-    "CHOSEN_PENALTIES",
-    "PENALTY_CV_FOLDS",
-    "PenaltyChoice",
-    "check_candidates",
-    "select_penalty",
-]
+__all__ = ["CHOSEN_PENALTIES", "PENALTY_CV_FOLDS", "check_candidates", "select_penalty"]
 
 PENALTY_CV_FOLDS = 3
 # the decoder parameters that may be given as a list, and whether 0 is a valid value
 CHOSEN_PENALTIES = {"entry_weight_shrinkage": False, "zero_entry_penalty": True}
-
-
-class PenaltyChoice(NamedTuple):
-    """What :func:`select_penalty` returns.
-
-    Attributes
-    ----------
-    best : int
-        Index of the chosen value.
-    scores : ndarray of shape (n_values,)
-        Each value's log-loss on the held-out folds (weighted mean over all rows).
-    held_out_proba : ndarray of shape (n_samples, n_classes)
-        Each row's class probabilities under the chosen value, from the weights
-        fitted on the other folds: cross-fitted probabilities of the model, at the
-        cost of one evaluation per fold (the fits are the choice's).
-    held_out_fold : ndarray of int, shape (n_samples,)
-        The fold holding each row out.
-    fold_solutions : list of SolverResult
-        The chosen value's solution on each fold's other rows, in fold order.
-    """
-
-    best: int
-    scores: np.ndarray
-    held_out_proba: np.ndarray
-    held_out_fold: np.ndarray
-    fold_solutions: list
 
 
 def check_candidates(name, values):
@@ -142,9 +109,14 @@ def select_penalty(
 
     Returns
     -------
-    choice : PenaltyChoice
-        The chosen value's index, every value's score, and the chosen value's
-        held-out probabilities and fold fits (:class:`PenaltyChoice`).
+    best : int
+        Index of the chosen value.
+    scores : ndarray of shape (n_values,)
+        Each value's log-loss on the held-out folds (weighted mean over all rows).
+    held_out_proba : ndarray of shape (n_samples, n_classes)
+        Each row's class probabilities under the chosen value, from the weights
+        fitted on the other folds: cross-fitted probabilities of the model, at the
+        cost of one evaluation per fold (the fits are the choice's).
     """
     decoders = [clone(decoder).set_params(**{name: v}) for v in values]
     config = decoders[0].solver_config()
@@ -166,17 +138,13 @@ def select_penalty(
         solved = solve_path(([fit_part.with_penalty(p)] for p in penalties), config)
         held_out = part(test)
         size = float(test.size if sample_weight is None else sample_weight[test].sum())
-        solutions = [point.result for point in solved]
-        scores += size * solution_scores(held_out, [r.w for r in solutions])[1]
+        solutions = [point.result.w for point in solved]
+        scores += size * solution_scores(held_out, solutions)[1]
         total += size
         fitted.append((test, solutions))
     scores /= total
     best = int(np.argmin(scores))
     held_out_proba = np.empty((len(y), code.shape[0]))
-    held_out_fold = np.empty(len(y), dtype=int)
-    for j, (test, solutions) in enumerate(fitted):
-        held_out_proba[test] = on_host(part(test).evaluate(solutions[best].w).P)
-        held_out_fold[test] = j
-    return PenaltyChoice(
-        best, scores, held_out_proba, held_out_fold, [solutions[best] for _, solutions in fitted]
-    )
+    for test, solutions in fitted:
+        held_out_proba[test] = on_host(part(test).evaluate(solutions[best]).P)
+    return best, scores, held_out_proba

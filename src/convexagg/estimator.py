@@ -192,15 +192,6 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     oof_fold_ : ndarray of shape (n_samples,) or None
         With an ensemble, the member (fold) whose binaries gave each row's
         out-of-fold outputs (-1 for none); None otherwise.
-    oof_decoders_ : list of fitted decoders or None
-        Where a penalty of the aggregation was chosen by cross-validation
-        (with ``oof_proba_``): the aggregation fitted, at the chosen value, on
-        each choice fold's other rows, whose probabilities ``oof_proba_`` holds.
-        Cross-conformal sets score new samples by each of them, paired with
-        the calibration rows it did not see. None otherwise.
-    oof_decoder_fold_ : ndarray of shape (n_samples,) or None
-        With ``oof_decoders_``: the one that gave each row's ``oof_proba_``
-        (-1 for none); None otherwise.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string column names.
@@ -604,25 +595,20 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return Fitted(plan, self.estimators_, self._fold_tests, self._n_samples_fit)
 
     def _set_out_of_fold(self, training, decoder):
-        """``oof_proba_``, ``oof_fold_`` and the fold decoders: what the decisions of
+        """``oof_proba_`` and ``oof_fold_``: what the decisions of
         :mod:`convexagg.decision` calibrate on (cross-conformal sets), at the cost
         of at most one decoder pass over outputs computed anyway."""
         self.oof_proba_ = self.oof_fold_ = None
-        self.oof_decoders_ = self.oof_decoder_fold_ = None
-        # a penalty chosen by cross-validation (ConvexAggregationClassifier) left the
-        # aggregation fitted on each fold's other rows, and their probabilities
-        choice = self.__dict__.pop("_penalty_choice", None)
+        # a penalty chosen by cross-validation left each row's probabilities from the
+        # aggregation fitted on the other folds (ConvexAggregationClassifier)
+        held_out = self.__dict__.pop("_held_out_proba", None)
         if not self._fitted.plan.out_of_fold or not hasattr(decoder, "predict_proba"):
             return
         n = training.Q.shape[0]
         self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
-        if choice is None:
+        proba = held_out
+        if proba is None:
             proba = decoder.predict_proba(take_rows(training.Q, training.rows))
-        else:
-            proba = choice.held_out_proba
-            self.oof_decoders_ = [decoder._fitted_at(r) for r in choice.fold_solutions]
-            self.oof_decoder_fold_ = np.full(n, -1)
-            self.oof_decoder_fold_[training.rows] = choice.held_out_fold
         namespace = array_namespace(proba)  # array-API X: fitted attributes live on the host
         self.oof_proba_[training.rows] = proba if namespace is None else namespace.to_host(proba)
         if training.tests is not None:
@@ -1341,15 +1327,14 @@ default="auto"
         ):
             chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
         scores = dict.fromkeys(CHOSEN_PENALTIES)
-        self._penalty_choice = None  # its fold fits give oof_proba_ (_set_out_of_fold)
+        self._held_out_proba = None  # the choice's, for oof_proba_ (_set_out_of_fold)
         for name, values in chosen.items():
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
             self._log(f"choosing {name} among {list(values)}")
-            self._penalty_choice = select_penalty(
+            best, scores[name], self._held_out_proba = select_penalty(
                 decoder, Q, y, p.code, p.output, weights, name, values, p.plan.fold_seed
             )
-            best, scores[name] = self._penalty_choice.best, self._penalty_choice.scores
             decoder.set_params(**{name: values[best]})
             self._log(f"{name}={values[best]:g}; held-out log-loss {scores[name]}")
         if hasattr(self, "entry_weight_shrinkage"):  # not the CV estimator

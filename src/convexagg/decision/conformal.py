@@ -23,11 +23,7 @@ calibration score" (MAPIE's and the textbook's), coverage at least
 ``1 - error_rate``. Cross-conformal (Vovk 2015) sums the counts over the folds,
 each fold's calibration scores against the test scores of the model not
 trained on that fold: the convex aggregation's default ``cv=5`` ensemble keeps
-both, so the calibration costs no fit. Where the aggregation's penalty is chosen
-by cross-validation (the default's zero entries), its fits on each choice fold's
-other rows are kept too, and a group is a fold member and such a decoder: each
-calibration row is scored by a model that saw neither it nor, at the decoder,
-its outputs. Its guarantee is weaker
+both, so the calibration costs no fit. Its guarantee is weaker
 (``1 - 2 error_rate`` in the worst case; Barber et al. 2021) but its coverage
 is close to ``1 - error_rate`` in practice (QUALITY.md measures it). With
 ``class_conditional=True`` (Mondrian) the counts use only the calibration
@@ -136,26 +132,6 @@ def conformal_pvalues(test_scores, calibration_scores, calibration_groups, calib
     return (1.0 + counts) / (1.0 + totals)
 
 
-def _group_decoders(model):
-    """The decoders that scored the calibration rows: those fitted on each choice fold's
-    other rows where the aggregation's penalty was chosen by cross-validation
-    (``oof_decoders_``), else the fitted decoder."""
-    return getattr(model, "oof_decoders_", None) or [model.decoder_]
-
-
-def _calibration_groups(model):
-    """Each training row's group: the fold member that gave its outputs and, with
-    ``oof_decoders_``, the decoder that gave its probabilities (member-major; -1 for
-    none). A group's calibration scores are paired with the test scores of the same
-    member and decoder, neither of which saw those rows."""
-    fold = model.oof_fold_
-    decoder_fold = getattr(model, "oof_decoder_fold_", None)
-    if decoder_fold is None:
-        return fold
-    n_decoders = len(_group_decoders(model))
-    return np.where((fold >= 0) & (decoder_fold >= 0), fold * n_decoders + decoder_fold, -1)
-
-
 class ConformalClassifier(DecisionClassifierBase):
     """Conformal class sets at a chosen error rate, from one fitted classifier.
 
@@ -218,12 +194,9 @@ class ConformalClassifier(DecisionClassifierBase):
     -----
     Sample weights (``fit(X, y, sample_weight)``) weight the estimator's fit,
     not the calibration: the guarantee is about unweighted exchangeable draws.
-    With ``cv="out_of_fold"`` and no penalty chosen by cross-validation (e.g.
-    ``zero_entry_penalty=None``), the aggregation weights were fitted on the
-    calibration rows' out-of-fold outputs too; they are few (one or two per
-    code entry) and the measured coverage is in QUALITY.md. With one chosen
-    (the default, within its limits), the calibration rows' probabilities come
-    from the choice's fits on other rows (``oof_decoders_``).
+    With ``cv="out_of_fold"`` the aggregation weights were fitted on the
+    calibration rows' out-of-fold outputs too; they are few (one per binary
+    classifier) and the measured coverage is in QUALITY.md.
 
     Examples
     --------
@@ -292,7 +265,7 @@ class ConformalClassifier(DecisionClassifierBase):
         if self.cv == "out_of_fold":
             self._fit_estimator(X, y, sample_weight)
             model = self._fitted_model()
-            proba, groups = model.oof_proba_, _calibration_groups(model)
+            proba, groups = model.oof_proba_, model.oof_fold_
             rows = np.flatnonzero((groups >= 0) & np.all(np.isfinite(proba), axis=1))
             if len(y) != len(groups):
                 raise ValueError(
@@ -370,13 +343,22 @@ class ConformalClassifier(DecisionClassifierBase):
             return class_scores(self._proba(X), self.conformity_score, u)[np.newaxis]
         model = self._fitted_model()
         K = len(self.classes_)
-        scores = []
-        for member in model.estimators_:  # in the order of _calibration_groups
-            Q = predict_binaries(member, X, model.binary_output_, model.n_jobs)
-            for decoder in _group_decoders(model):
-                proba = check_proba(decoder.predict_proba(Q), K, "the decoder's predict_proba")
-                scores.append(class_scores(proba, self.conformity_score, u))
-        return np.stack(scores)
+        return np.stack(
+            [
+                class_scores(
+                    check_proba(
+                        model.decoder_.predict_proba(
+                            predict_binaries(member, X, model.binary_output_, model.n_jobs)
+                        ),
+                        K,
+                        "the decoder's predict_proba",
+                    ),
+                    self.conformity_score,
+                    u,
+                )
+                for member in model.estimators_
+            ]
+        )
 
     def predict_pvalues(self, X):
         """Conformal p-value of every class.

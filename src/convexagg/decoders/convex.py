@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from numbers import Real
 
 import numpy as np
@@ -523,14 +522,6 @@ class ConvexDecoder(BaseDecoder):
         if self.fit_intercept:
             x = np.concatenate([x, self.intercept_])
         return SolverResult(w=x, z=z, n_iter=0, converged=True)
-
-    def _fitted_at(self, result):
-        """A copy of this fitted decoder with the solution ``result`` of its problem on
-        other rows (a fold's fit of a cross-validated choice), quietly."""
-        fold = copy.deepcopy(self)
-        fold.verbose = 0  # one line per fold decoder would repeat the choice's log
-        fold._set_result(result)
-        return fold
 
     def _set_result(self, result, objective_value=None):
         code = self.code_
