@@ -194,9 +194,13 @@ class ConformalClassifier(DecisionClassifierBase):
     -----
     Sample weights (``fit(X, y, sample_weight)``) weight the estimator's fit,
     not the calibration: the guarantee is about unweighted exchangeable draws.
-    With ``cv="out_of_fold"`` the aggregation weights were fitted on the
-    calibration rows' out-of-fold outputs too; they are few (one per binary
-    classifier) and the measured coverage is in QUALITY.md.
+    With ``cv="out_of_fold"``, the aggregation behind ``oof_proba_`` is
+    either the decoder fitted on the calibration rows' out-of-fold outputs
+    too (few weights: close to held-out), or, where a penalty of the
+    aggregation is chosen by cross-validation (the default's zero entries),
+    its fits on the other folds' rows: held out, but weaker than the final
+    aggregation, so the sets err on the large side. The measured coverage
+    is in QUALITY.md.
 
     Examples
     --------
