@@ -144,8 +144,9 @@ class AggregationProblem:
         objective : BlockedObjective or RecomputedObjective
             Ready for a solver's ``solve``.
         """
-        Q, code = self.model_outputs()
-        store = losses_fit_in_memory(2 * Q.size, dtype)
+        columns = self.model_columns() if self.entries else None
+        n_columns = self.Q.shape[1] if columns is None else columns.size
+        store = losses_fit_in_memory(2 * self.Q.shape[0] * n_columns, dtype)
         kwargs = {
             "loss": self.loss,
             "output": self.output,
@@ -154,10 +155,13 @@ class AggregationProblem:
             "sample_weight": self.sample_weight,
         }
         if store and self.entries:
-            # the losses of each classifier once, not once per entry (letter, ovo+ovr:
-            # 351 columns instead of 1,326, and no 1,326-column copy of Q)
-            kwargs["columns"] = self.model_columns()
-            Q = self.Q
+            # the losses of each classifier once, not once per entry, and no copy of Q
+            # with a column per entry (letter, ovo+ovr: 351 columns instead of 1,326;
+            # that copy, made and dropped here before, took 0.59 s of the default's fit)
+            kwargs["columns"] = columns
+            Q, code = self.Q, expand_code(self.code, self.zero_entries)
+        else:
+            Q, code = self.model_outputs()
         return (BlockedObjective if store else RecomputedObjective).from_outputs(
             Q, code, self.y, penalty, **kwargs
         )
