@@ -434,7 +434,10 @@ def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
         keep=keep,
         progress=done,
     )
-    return members, Q, np.flatnonzero(covered), [test for _, test in splits]
+    # every row covered (a K-fold partition): all of Q, not a copy of its rows (letter's
+    # 18,000 x 351 outputs: 0.1 s, mostly fresh pages)
+    rows = slice(None) if covered.all() else np.flatnonzero(covered)
+    return members, Q, rows, [test for _, test in splits]
 
 
 def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY, seed=None):
