@@ -1020,6 +1020,17 @@ def _fold_chain(estimator, X, y, column, splits, seed, fit_params):
     return done
 
 
+def _largest_first(y, code):
+    """The code columns by the rows their binary problems use, most first (ties in column
+    order): parallel workers given the long tasks first finish together. One-vs-rest
+    columns use every row, one-vs-one columns two classes'; in column order the long ones
+    came last, after joblib had grown its batches on the short ones (letter's default,
+    ``fold_binaries`` on two jobs: 4.46 s against 4.87 s best of 3; BENCHMARKS.md)."""
+    counts = np.bincount(y, minlength=code.shape[0])
+    rows = (code != 0).T.astype(np.int64) @ counts
+    return np.argsort(-rows, kind="stable")
+
+
 def _warm_start_from(previous):
     """A copy of the previous fold's binary that starts its fit from its solution (None
     for the first fold, or after a one-sided fold's constant)."""
@@ -1105,6 +1116,7 @@ def fold_binaries(
         )
         return members, Q, covered
     if starts_folds_warm(estimator):
+        order = _largest_first(y, code)
         tasks = (
             delayed(_fold_chain)(
                 _learner(estimator, l),
@@ -1115,10 +1127,11 @@ def fold_binaries(
                 seeds[l],
                 _params_of(fit_params, l),
             )
-            for l in range(M)
+            for l in order
         )
         each = None if progress is None else _repeated(progress, len(splits))
         chains = _parallel(n_jobs, tasks, each)
+        chains = [chains[i] for i in np.argsort(order)]  # back in column order
         Q = np.zeros((n, M))
         members = [[chain[f] for chain in chains] for f in range(len(splits))]
         for fold, (_, test) in zip(members, splits):
