@@ -1024,8 +1024,8 @@ def _largest_first(y, code):
     """The code columns by the rows their binary problems use, most first (ties in column
     order): parallel workers given the long tasks first finish together. One-vs-rest
     columns use every row, one-vs-one columns two classes'; in column order the long ones
-    came last, after joblib had grown its batches on the short ones (letter's default,
-    ``fold_binaries`` on two jobs: 4.46 s against 4.87 s best of 3; BENCHMARKS.md)."""
+    came last, after joblib had grown its batches on the short ones (BENCHMARKS.md, "Issue
+    21: the zero entries by default")."""
     counts = np.bincount(y, minlength=code.shape[0])
     rows = (code != 0).T.astype(np.int64) @ counts
     return np.argsort(-rows, kind="stable")
