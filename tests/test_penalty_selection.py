@@ -7,6 +7,7 @@ on scikit-learn's folds, scored by ``sklearn.metrics.log_loss``.
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_wine
 from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold
@@ -152,13 +153,20 @@ def test_the_shrinkage_used_is_always_reported(wine):
     assert clf.entry_weight_shrinkage_ is None
 
 
-def test_zero_entry_choice_equals_an_independent_loop(wine):
+@pytest.fixture(scope="module")
+def zero_chosen(wine):
+    """The zero entries' strength chosen among ``ZERO_VALUES``, and the outputs of the fit."""
     X, y = wine
     clf = ConvexAggregationClassifier(
         code="ovo", zero_entry_penalty=ZERO_VALUES, solver=ProjectedNewton(tol=1e-10)
     ).set_params(random_state=0)
     clf.fit(X, y)
     Q, y_fit, _ = clf.training_outputs(X, y)
+    return clf, Q, y_fit
+
+
+def test_zero_entry_choice_equals_an_independent_loop(zero_chosen):
+    clf, Q, y_fit = zero_chosen
     scores = _manual_scores(
         clf.decoder_, Q, y_fit, clf.code_matrix_, clf._fold_seed, "zero_entry_penalty", ZERO_VALUES
     )
@@ -173,16 +181,11 @@ def test_zero_entry_choice_equals_an_independent_loop(wine):
     assert clf.entry_weight_shrinkage_ == 0.01 and clf.entry_weight_shrinkage_scores_ is None
 
 
-def test_oof_proba_comes_from_the_choice_fits_on_the_other_folds(wine):
+def test_oof_proba_comes_from_the_choice_fits_on_the_other_folds(wine, zero_chosen):
     """With a penalty chosen, each row's ``oof_proba_`` is that of aggregation weights not
     fitted on it: the independent loop's cold fit, at the chosen value, on the other folds.
     Without a choice it is the fitted decoder on the out-of-fold outputs."""
-    X, y = wine
-    clf = ConvexAggregationClassifier(
-        code="ovo", zero_entry_penalty=ZERO_VALUES, solver=ProjectedNewton(tol=1e-10)
-    ).set_params(random_state=0)
-    clf.fit(X, y)
-    Q, y_fit, _ = clf.training_outputs(X, y)
+    clf, Q, y_fit = zero_chosen
     folds = StratifiedKFold(PENALTY_CV_FOLDS, shuffle=True, random_state=clf._fold_seed)
     expected = np.full_like(clf.oof_proba_, np.nan)
     for train, test in folds.split(Q, y_fit):
@@ -192,9 +195,10 @@ def test_oof_proba_comes_from_the_choice_fits_on_the_other_folds(wine):
     # not the decoder fitted on these rows: its probabilities are another model's
     assert np.abs(clf.oof_proba_ - clf.decoder_.predict_proba(Q)).max() > 1e-2
     assert not hasattr(clf, "_held_out_proba")  # nothing of the choice is kept
-    clf.set_params(zero_entry_penalty=None).fit(X, y)
-    Q, _, _ = clf.training_outputs(X, y)
-    np.testing.assert_allclose(clf.oof_proba_, clf.decoder_.predict_proba(Q), rtol=1e-12)
+    X, y = wine
+    plain = clone(clf).set_params(zero_entry_penalty=None).fit(X, y)
+    Q, _, _ = plain.training_outputs(X, y)
+    np.testing.assert_allclose(plain.oof_proba_, plain.decoder_.predict_proba(Q), rtol=1e-12)
 
 
 @pytest.mark.parametrize(
