@@ -145,6 +145,8 @@ def select_penalty(
     scores /= total
     best = int(np.argmin(scores))
     held_out_proba = np.empty((len(y), code.shape[0]))
+    # each fold's rows taken again rather than kept from the loop: one fold's losses held
+    # at a time, not a second copy of all of them
     for test, solutions in fitted:
         held_out_proba[test] = on_host(part(test).evaluate(solutions[best]).P)
     return best, scores, held_out_proba

@@ -20,7 +20,7 @@ from sklearn.base import clone
 
 from ._legacy import legacy_path_decoder
 from ._utils import progress
-from .aggregation import Penalty, entry_matrix, model_entries, side_entry_weights
+from .aggregation import Penalty, entry_matrix, model_entries, zero_entry_sides
 from .decoders.convex import ConvexDecoder
 from .decoders.fitting import solve_path
 
@@ -267,8 +267,7 @@ def problem_path(decoder, problem, alphas, val=None, *, warm_start=True, verbose
         entries = np.array([entry_matrix(code, x[:nnz]) for x in solutions])
         weights = np.array([p.shared_weights(x[:n]) for p, x in zip(penalties, solutions)])
         if problem.zero_entries:
-            sides = [np.concatenate([np.zeros(nnz), x[nnz:n]]) for x in solutions]
-            zeros = np.array([side_entry_weights(code, u, zero=True) for u in sides])
+            zeros = np.array([zero_entry_sides(code, x) for x in solutions])
     else:
         n = M
         weights = solutions[:, :M]

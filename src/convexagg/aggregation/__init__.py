@@ -43,6 +43,7 @@ from .entries import (
     model_entries,
     side_entry_weights,
     zero_entries,
+    zero_entry_sides,
 )
 from .margin import LargeMarginObjective, StiffnessObjective
 from .penalty import MAX_ALPHA, PENALTIES, Penalty
@@ -75,4 +76,5 @@ __all__ = [
     "softmax_classes",
     "stack_losses",
     "zero_entries",
+    "zero_entry_sides",
 ]

@@ -49,6 +49,7 @@ __all__ = [
     "model_entries",
     "side_entry_weights",
     "zero_entries",
+    "zero_entry_sides",
 ]
 
 
@@ -176,6 +177,28 @@ def side_entry_weights(code, u, zero=False):
     sides = np.zeros((2,) + np.shape(code))
     sides[(signs < 0).astype(np.intp), classes, columns] = u
     return sides
+
+
+def zero_entry_sides(code, x):
+    """The zero entries' side weights ``(2, K, M)`` in a solution's variables ``x``: the
+    weights of :func:`model_entries` with ``zero=True`` (the nonzero entries', then each
+    zero entry's two sides) and any variables after them (intercepts), which are ignored.
+
+    Parameters
+    ----------
+    code : ndarray of shape (K, M)
+        The code matrix.
+    x : ndarray of shape (n_variables,)
+        The solver's variables.
+
+    Returns
+    -------
+    sides : ndarray of shape (2, K, M)
+        The zero entries' weights of each side, zeros on the nonzero entries.
+    """
+    nnz = int(np.count_nonzero(code))
+    n = model_entries(code, zero=True)[0].size
+    return side_entry_weights(code, np.concatenate([np.zeros(nnz), x[nnz:n]]), zero=True)
 
 
 def entry_matrix(code, u):

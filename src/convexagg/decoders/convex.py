@@ -24,9 +24,9 @@ from ..aggregation import (
     expand_code,
     model_entries,
     output_discrepancies,
-    side_entry_weights,
     softmax_classes,
     zero_entries,
+    zero_entry_sides,
 )
 from ..binary import LinearLogOdds
 from ..codes import check_code_matrix
@@ -535,8 +535,7 @@ class ConvexDecoder(BaseDecoder):
             self.entry_weights_ = entry_matrix(code, result.w[:nnz])
             self.weights_ = self.penalty_for(code=code).shared_weights(result.w[:n])
             if self._fitted_zero:
-                u = np.concatenate([np.zeros(nnz), result.w[nnz:n]])
-                self.zero_entry_weights_ = side_entry_weights(code, u, zero=True)
+                self.zero_entry_weights_ = zero_entry_sides(code, result.w)
             self.dual_ = None if result.z is None else entry_matrix(code, result.z[:nnz])
         else:
             n = code.shape[1]
