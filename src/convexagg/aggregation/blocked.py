@@ -338,6 +338,7 @@ class BlockedObjective(ObjectiveBase):
         self.chunk = int(chunk) if chunk else _default_chunk(m, self.dtype.itemsize)
         self.LT = self._new_losses(m)
         self._work = None  # the Hessian kernels' buffers (_work_buffers)
+        self._scatter = None  # where the class blocks go in the Hessian (_block_scatter)
         self.n_threads = _build_threads() if self.threaded_passes else 1
 
         off = spec["offsets"]
@@ -789,6 +790,22 @@ class BlockedObjective(ObjectiveBase):
         new.LT = self.LT[rows]
         return new
 
+    def _block_scatter(self):
+        """The flat positions in the dense Hessian of every class block's entries, class
+        after class (computed once), or None where they would outnumber the Hessian's own
+        entries: the class-by-class loop is for those. One ``np.add.at`` of them adds the
+        blocks in the loop's order, to the bit (a weight of several classes gets their
+        blocks in turn), and costs one call for ``K`` (the zero entries' choice on
+        glass's 6 classes: a Hessian 0.48 -> 0.42 ms, best of 1,000)."""
+        if self._scatter is None:
+            n = self.n_variables
+            idx = [self._weight[cc] for cc in self._class_cols if cc.size]
+            if not idx or sum(i.size**2 for i in idx) > n * n:
+                self._scatter = False
+            else:
+                self._scatter = np.concatenate([(i[:, None] * n + i).ravel() for i in idx])
+        return None if self._scatter is False else self._scatter
+
     def hessian(self, point, variables=None):
         """Dense Hessian: per-class blocks minus the Gram ``S'S``.
 
@@ -866,10 +883,15 @@ class BlockedObjective(ObjectiveBase):
         # 1,000-column sparse code), far more than the losses themselves
         H = np.zeros((self.n_variables, self.n_variables))
         H[:M, :M] = -gram
-        for k, cc in enumerate(self._class_cols):
-            if cc.size:
-                idx = self._weight[cc]
-                H[np.ix_(idx, idx)] += blocks[k]
+        scatter = self._block_scatter()
+        if scatter is not None:
+            values = blocks if batched else [b for b in blocks if b.size]
+            np.add.at(H.reshape(-1), scatter, np.concatenate([b.ravel() for b in values]))
+        else:
+            for k, cc in enumerate(self._class_cols):
+                if cc.size:
+                    idx = self._weight[cc]
+                    H[np.ix_(idx, idx)] += blocks[k]
         if self.n_intercepts:
             H[:M, M:] = self._fold(cross2) - cross_S
             H[M:, :M] = H[:M, M:].T
