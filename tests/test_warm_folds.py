@@ -55,6 +55,15 @@ def test_the_chain_is_scikit_learns_warm_start_fold_after_fold(iris):
             np.testing.assert_allclose(est.coef_, coef, rtol=1e-12)
             assert est.warm_start is False  # the learner's own setting, kept
     assert len({id(est) for fold in members for est in fold}) == 5 * 3  # one object each
+    for earlier, later in zip(members, members[1:]):  # a refit writes into no earlier array
+        for a, b in zip(earlier, later):
+            assert not any(
+                np.shares_memory(u, v)
+                for u in vars(a).values()
+                if isinstance(u, np.ndarray)
+                for v in vars(b).values()
+                if isinstance(v, np.ndarray)
+            )
     cold, _ = _manual(LogisticRegression, X, y, code, splits, False)
     assert not np.allclose(Q, cold, rtol=1e-8, atol=0)  # the starts do move the stops
 

