@@ -61,8 +61,14 @@ def dump(args):
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     for cv in ("in_sample", 3):
+        # a seed: without one the folds are shuffled anew each run, and the weights differ
         clf = ConvexAggregationClassifierCV(
-            LogisticRegression(max_iter=200), code="ovr", alphas=5, alpha_cv=3, cv=cv
+            LogisticRegression(max_iter=200),
+            code="ovr",
+            alphas=5,
+            alpha_cv=3,
+            cv=cv,
+            random_state=0,
         ).fit(X, y)
         out[f"digits/cv{cv}/cv_scores"] = clf.cv_scores_
         out[f"digits/cv{cv}/weights"] = clf.weights_
