@@ -795,8 +795,8 @@ class BlockedObjective(ObjectiveBase):
         after class (computed once), or None where they would outnumber the Hessian's own
         entries: the class-by-class loop is for those. One ``np.add.at`` of them adds the
         blocks in the loop's order, to the bit (a weight of several classes gets their
-        blocks in turn), and costs one call for ``K`` (the zero entries' choice on
-        glass's 6 classes: a Hessian 0.48 -> 0.42 ms, best of 1,000)."""
+        blocks in turn), and costs one call for ``K`` (a Hessian of the zero entries' choice
+        on glass, 6 classes, 192 variables: 0.32 -> 0.27 ms, best of 1,000)."""
         if self._scatter is None:
             n = self.n_variables
             idx = [self._weight[cc] for cc in self._class_cols if cc.size]

@@ -530,7 +530,7 @@ class Penalty:
         # ``(rows, cols, g)``: the pairs of entry weights of one column and their ``g``,
         # the only entries of the coupling ``-g`` off zero. Subtracting them alone is the
         # dense subtraction of zeros elsewhere to the bit, without an M x M mask per
-        # Hessian (the zero entries' choice on glass: 136 -> 31 us a Hessian, best of 2,500)
+        # Hessian (a Hessian of the zero entries' choice on glass: 95 -> 24 us, best of 1,000)
         group, g = self._coupling()
         members = [np.flatnonzero(group == j) for j in range(g.size)]
         rows = np.concatenate([np.repeat(m, m.size) for m in members] or [np.zeros(0, np.intp)])
