@@ -90,6 +90,29 @@ def test_the_order_of_the_values_changes_nothing_but_their_order(wine):
     assert fits[0].entry_weight_shrinkage_ == fits[1].entry_weight_shrinkage_
 
 
+def test_stopping_when_worse_is_the_first_minimum_of_the_whole_scan(wine):
+    """``stop_when_worse`` fits the values up to the first whose score rises: those values'
+    scores and fits are the whole scan's, to the bit, and the choice is the first minimum."""
+    X, y = wine
+    clf = ConvexAggregationClassifier(code="ovo", random_state=0).fit(X, y)
+    Q, y_fit, _ = clf.training_outputs(X, y)
+    code, decoder = clf.code_matrix_, clf.decoder_  # the default's model, zero entries and all
+    values = tuple(c / y_fit.size for c in (320.0, 80.0, 20.0, 5.0, 1.25, 0.3))
+    name = "zero_entry_penalty"
+    whole = select_penalty(decoder, Q, y_fit, code, "proba", None, name, values, 0)
+    stopped = select_penalty(
+        decoder, Q, y_fit, code, "proba", None, name, values, 0, stop_when_worse=True
+    )
+    rises = np.flatnonzero(np.diff(whole[1]) > 0)
+    assert rises.size and rises[0] + 2 < len(values)  # the scan does stop early here
+    fitted = rises[0] + 2
+    np.testing.assert_array_equal(stopped[1][:fitted], whole[1][:fitted])
+    assert np.isnan(stopped[1][fitted:]).all()
+    assert stopped[0] == int(np.argmin(whole[1][:fitted]))
+    if stopped[0] == whole[0]:  # the same choice: the same cross-fitted probabilities
+        np.testing.assert_array_equal(stopped[2], whole[2])
+
+
 def test_weights_enter_the_fits_and_the_scores(wine):
     X, y = wine
     clf = ConvexAggregationClassifier(code="ovo", random_state=0).fit(X, y)

@@ -75,14 +75,25 @@ def _folds(y, seed, folds):
 
 
 def select_penalty(
-    decoder, Q, y, code, output, sample_weight, name, values, seed, folds=PENALTY_CV_FOLDS
+    decoder,
+    Q,
+    y,
+    code,
+    output,
+    sample_weight,
+    name,
+    values,
+    seed,
+    folds=PENALTY_CV_FOLDS,
+    stop_when_worse=False,
 ):
     """Score each of ``values`` of the penalty ``name`` by the cross-validated log-loss of
     ``decoder``'s model.
 
     The losses are computed once for all rows and each fold takes its rows of them;
     within a fold only the penalty changes from one value to the next, as along a
-    regularisation path (:func:`~convexagg.path.problem_path`).
+    regularisation path (:func:`~convexagg.path.problem_path`): each value's fit starts
+    from the same fold's fit of the value before.
 
     Parameters
     ----------
@@ -106,13 +117,19 @@ def select_penalty(
         Shuffles the folds.
     folds : int, default=PENALTY_CV_FOLDS
         Number of folds.
+    stop_when_worse : bool, default=False
+        Stop at the first value that scores worse than the value before it: the choice
+        is then the first minimum along ``values`` (a grid in order, from strong to
+        weak, whose scores fall to one minimum and rise), and the values after it are
+        not fitted.
 
     Returns
     -------
     best : int
         Index of the chosen value.
     scores : ndarray of shape (n_values,)
-        Each value's log-loss on the held-out folds (weighted mean over all rows).
+        Each value's log-loss on the held-out folds (weighted mean over all rows); NaN
+        for the values not fitted (``stop_when_worse``).
     held_out_proba : ndarray of shape (n_samples, n_classes)
         Each row's class probabilities under the chosen value, from the weights
         fitted on the other folds: cross-fitted probabilities of the model, at the
@@ -130,23 +147,26 @@ def select_penalty(
             return stored.take(rows)
         return problem.take(rows).likelihood(penalties[0], dtype)
 
-    scores = np.zeros(len(values))
-    total = 0.0
-    fitted = []  # each fold's test rows and its solutions, one per value
-    for train, test in _folds(y, seed, folds).split(Q, y):
-        fit_part = part(train)
-        solved = solve_path(([fit_part.with_penalty(p)] for p in penalties), config)
-        held_out = part(test)
-        size = float(test.size if sample_weight is None else sample_weight[test].sum())
-        solutions = [point.result.w for point in solved]
-        scores += size * solution_scores(held_out, solutions)[1]
-        total += size
-        fitted.append((test, solutions))
-    scores /= total
-    best = int(np.argmin(scores))
+    splits = list(_folds(y, seed, folds).split(Q, y))
+    sizes = [float(t.size if sample_weight is None else sample_weight[t].sum()) for _, t in splits]
+    scores = np.full(len(values), np.nan)
+    last = [None] * len(splits)  # each fold's fit of the value before
+    solutions = []  # per value, each fold's weights
+    # value after value, each fold's rows taken anew rather than kept: one fold's losses
+    # held at a time, not a second copy of all of them
+    for j, penalty in enumerate(penalties):
+        score, fold_solutions = 0.0, []
+        for f, (train, test) in enumerate(splits):
+            (point,) = solve_path([[part(train).with_penalty(penalty)]], config, previous=last[f])
+            last[f] = point.result
+            fold_solutions.append(point.result.w)
+            score += sizes[f] * solution_scores(part(test), [point.result.w])[1][0]
+        scores[j] = score / sum(sizes)
+        solutions.append(fold_solutions)
+        if stop_when_worse and j > 0 and scores[j] > scores[j - 1]:
+            break
+    best = int(np.nanargmin(scores))
     held_out_proba = np.empty((len(y), code.shape[0]))
-    # each fold's rows taken again rather than kept from the loop: one fold's losses held
-    # at a time, not a second copy of all of them
-    for test, solutions in fitted:
-        held_out_proba[test] = on_host(part(test).evaluate(solutions[best]).P)
+    for (_, test), weights in zip(splits, solutions[best]):
+        held_out_proba[test] = on_host(part(test).evaluate(weights).P)
     return best, scores, held_out_proba

@@ -1322,9 +1322,10 @@ default="auto"
         if isinstance(getattr(self, "entry_weight_shrinkage", None), str) and self.penalty == "l2":
             decoder.set_params(entry_weight_shrinkage=auto_entry_weight_shrinkage(n_rows))
         chosen = self._penalty_candidates()
-        if getattr(self, "zero_entry_penalty", None) == "auto" and self._zero_entries_apply(
+        auto = getattr(self, "zero_entry_penalty", None) == "auto" and self._zero_entries_apply(
             decoder, p, chosen, rows
-        ):
+        )
+        if auto:
             chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
         scores = dict.fromkeys(CHOSEN_PENALTIES)
         self._held_out_proba = None  # the choice's, for oof_proba_ (_set_out_of_fold)
@@ -1332,8 +1333,20 @@ default="auto"
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
             self._log(f"choosing {name} among {list(values)}")
+            # the priors, strong to weak, are fitted until the score rises (ZERO_ENTRY_PRIORS);
+            # a list given is scored whole
+            stop = auto and name == "zero_entry_penalty"
             best, scores[name], self._held_out_proba = select_penalty(
-                decoder, Q, y, p.code, p.output, weights, name, values, p.plan.fold_seed
+                decoder,
+                Q,
+                y,
+                p.code,
+                p.output,
+                weights,
+                name,
+                values,
+                p.plan.fold_seed,
+                stop_when_worse=stop,
             )
             decoder.set_params(**{name: values[best]})
             self._log(f"{name}={values[best]:g}; held-out log-loss {scores[name]}")
