@@ -13,6 +13,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_iris, make_classification
 from sklearn.ensemble import ExtraTreesClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import convexagg.io as cio
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier
@@ -87,6 +89,23 @@ def test_random_state_seeds_randomised_binary_learners(iris):
     seeded = ExtraTreesClassifier(n_estimators=3, random_state=5)
     own = ConvexAggregationClassifier(seeded, **kwargs).fit(X, y)
     assert [est.random_state for est in own.estimators_[0]] == [5, 5, 5]
+
+
+def test_a_logistic_regression_that_draws_no_numbers_stays_unseeded(iris):
+    """Its fit would only build a generator from the seed and not use it: the same fit,
+    unseeded; the solvers that shuffle (saga), alone or in a pipeline, get their seeds."""
+    X, y = iris
+    kwargs = {"code": "ovr", "cv": "in_sample", "random_state": 0}
+    lbfgs = ConvexAggregationClassifier(LogisticRegression(), **kwargs).fit(X, y)
+    assert [est.random_state for est in lbfgs.estimators_[0]] == [None] * 3
+    seeded = ConvexAggregationClassifier(LogisticRegression(random_state=3), **kwargs).fit(X, y)
+    np.testing.assert_array_equal(lbfgs.predict_proba(X), seeded.predict_proba(X))
+    saga = make_pipeline(StandardScaler(), LogisticRegression(solver="saga", max_iter=50))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # saga's ConvergenceWarning
+        fitted = ConvexAggregationClassifier(saga, **kwargs).fit(X, y)
+    seeds = [est[-1].random_state for est in fitted.estimators_[0]]
+    assert all(isinstance(s, int) for s in seeds) and len(set(seeds)) == 3
 
 
 # --------------------------------------------------------------------------- pickle
