@@ -244,17 +244,17 @@ def _seeded_clone(estimator, seed):
     """``clone(estimator)``, its unset (``None``) ``random_state`` parameters set to ``seed``
     (but a ``LogisticRegression``'s that draws no random numbers: :func:`_draws_no_numbers`)."""
     est = clone(estimator)
-    if seed is not None:
-        params = est.get_params(deep=True)
-        unset = {
-            name: seed
-            for name, value in params.items()
-            if (name == "random_state" or name.endswith("__random_state"))
-            and value is None
-            and not _draws_no_numbers(params.get(name[: -len("__random_state")], est))
-        }
-        if unset:
-            est.set_params(**unset)
+    if seed is None:
+        return est
+    params = est.get_params(deep=True)
+    unset = {}
+    for name, value in params.items():
+        if value is None and (name == "random_state" or name.endswith("__random_state")):
+            owner = est if name == "random_state" else params[name.rsplit("__", 1)[0]]
+            if not _draws_no_numbers(owner):
+                unset[name] = seed
+    if unset:
+        est.set_params(**unset)
     return est
 
 

@@ -69,7 +69,7 @@ DEFAULT_OVR_COLUMN_PENALTY = 0.1
 # gain most from the weakest (vowel, segment, balance-scale); the choice keeps both
 # (QUALITY.md, "Choosing the zero entries' strength"). Fitted in this order until the
 # held-out score rises: on the Kull suite 183 of the 276 fits, one choice of 69 changed
-# (QUALITY.md, "Stopping the choice")
+# (QUALITY.md, "Stopping the zero entries' choice at the first rise")
 ZERO_ENTRY_PRIORS = (80.0, 20.0, 5.0, 1.25)
 # ... but only where that fit is affordable: with more zero-entry weights (2 per zero entry;
 # a one-vs-one code's grow as the cube of the classes: 15 classes 2,730, 26 classes 15,600)
