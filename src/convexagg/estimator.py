@@ -1337,9 +1337,8 @@ default="auto"
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
             self._log(f"choosing {name} among {list(values)}")
-            # the priors, strong to weak, are fitted until the score rises (ZERO_ENTRY_PRIORS);
-            # a list given is scored whole
-            stop = auto and name == "zero_entry_penalty"
+            # "auto"'s priors (then the only values chosen), strong to weak, are fitted until
+            # the score rises (ZERO_ENTRY_PRIORS); a list given is scored whole
             best, scores[name], self._held_out_proba = select_penalty(
                 decoder,
                 Q,
@@ -1350,7 +1349,7 @@ default="auto"
                 name,
                 values,
                 p.plan.fold_seed,
-                stop_when_worse=stop,
+                stop_when_worse=auto,
             )
             decoder.set_params(**{name: values[best]})
             self._log(f"{name}={values[best]:g}; held-out log-loss {scores[name]}")
