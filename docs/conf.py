@@ -28,8 +28,6 @@ for _module in ("sphinx_gallery", "numpydoc", "myst_parser", "pydata_sphinx_them
 from sphinx_gallery.sorting import ExplicitOrder  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402  (scikit-learn's dependency)
 
-from convexagg._docstrings import public_signature  # noqa: E402  (after the check above)
-
 # The gallery fits many small models in this process. On a few shared cores the
 # BLAS threads of such small products only contend with one another (a
 # one-vs-one fit on the digits took 4 s with them and 0.4 s without, on 2 cores),
@@ -97,14 +95,6 @@ def _skip_sklearn_members(app, what, name, obj, skip, options):
     if _REQUEST.match(name) or module.startswith("sklearn."):
         return True
     return None
-
-
-def _hide_deprecated_keywords(app, what, name, obj, options, signature, return_annotation):
-    """Show a class without its deprecated keywords (they still work; the
-    Parameters section says how to replace them)."""
-    if what != "class" or not signature or "'deprecated'" not in signature:
-        return None
-    return str(public_signature(obj)), return_annotation
 
 
 # -- intersphinx: links to scikit-learn, NumPy and SciPy, offline ------------------------------
@@ -266,5 +256,4 @@ def _repair_viewcode_backlinks(app, exception):
 def setup(app):
     app.connect("build-finished", _repair_viewcode_backlinks)
     app.connect("autodoc-skip-member", _skip_sklearn_members)
-    app.connect("autodoc-process-signature", _hide_deprecated_keywords)
     app.connect("source-read", _root_markdown)

@@ -1,5 +1,5 @@
-"""The API pages: every estimator documents every parameter of its ``__init__`` where the
-user reads it (not "as in" another class), and deprecated keywords leave the signature."""
+"""The API pages: every estimator documents every parameter of its ``__init__`` and every
+attribute its ``fit`` sets where the user reads it (not "as in" another class)."""
 
 import ast
 import inspect
@@ -8,10 +8,11 @@ import re
 import pytest
 from numpydoc.docscrape import ClassDoc
 from sklearn.base import BaseEstimator
+from sklearn.datasets import load_iris
 
 import convexagg
 from convexagg import solvers
-from convexagg._docstrings import PARAMETERS, fill_doc, public_signature
+from convexagg._docstrings import PARAMETERS, fill_doc
 
 
 def _estimators():
@@ -46,7 +47,7 @@ def test_the_estimators_are_found():
 def test_every_parameter_is_documented_on_the_estimators_own_page(name):
     cls = ESTIMATORS[name]
     documented = _documented(cls)
-    for parameter in public_signature(cls).parameters:
+    for parameter in inspect.signature(cls).parameters:
         assert parameter in documented, f"{name} does not document {parameter!r}"
         text = documented[parameter]
         assert len(text) >= 10, f"{name}.{parameter}: no description ({text!r})"
@@ -54,15 +55,38 @@ def test_every_parameter_is_documented_on_the_estimators_own_page(name):
         assert not re.match(r"(as in|see|like)\b", text, re.IGNORECASE), (name, parameter, text)
 
 
-def test_deprecated_keywords_leave_the_signature_but_keep_working():
-    cls = convexagg.ConvexAggregationClassifier
-    full = inspect.signature(cls).parameters
-    shown = public_signature(cls).parameters
-    hidden = set(full) - set(shown)
-    assert hidden == {"tol", "max_iter", "newton", "dtype", "init"}
-    assert "deprecated" not in str(public_signature(cls))
-    assert cls(tol=1e-6).get_params()["tol"] == 1e-6  # still a parameter
-    assert list(shown) == [p for p in full if p not in hidden]  # order kept
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: convexagg.CodeMatrixClassifier(),
+        lambda: convexagg.ConvexAggregationClassifier(),
+        lambda: convexagg.ConvexAggregationClassifier(
+            binary_param_grid={"logisticregression__C": [0.1, 1.0]}
+        ),
+        lambda: convexagg.ConvexAggregationClassifierCV(alphas=2, alpha_cv=2),
+    ],
+    ids=["CodeMatrixClassifier", "ConvexAggregationClassifier", "binary_param_grid", "CV"],
+)
+def test_every_fitted_attribute_is_documented(make):
+    """Every public attribute a fit sets (and each property of the fitted model) is in the
+    class's Attributes section, with a description."""
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    clf = make().fit(X, y)
+    cls = type(clf)
+    documented = {}
+    for entry in ClassDoc(cls)["Attributes"]:
+        for name in entry.name.split(","):
+            documented[name.strip()] = " ".join(entry.desc).strip()
+    fitted = {k for k in vars(clf) if k.endswith("_") and not k.startswith("_")}
+    properties = {
+        k
+        for k, v in inspect.getmembers(cls)
+        if isinstance(v, property) and k.endswith("_") and not k.startswith("_")
+    }
+    assert "feature_names_in_" in fitted  # fitted on a DataFrame: every attribute is set
+    for name in sorted(fitted | properties):
+        assert name in documented, f"{cls.__name__} does not document {name!r}"
+        assert len(documented[name]) >= 10, f"{cls.__name__}.{name}: no description"
 
 
 def test_fill_doc_puts_the_shared_text_at_the_placeholders_indentation():
@@ -114,7 +138,7 @@ def test_the_documented_defaults_are_the_signatures(name):
     whose default differs in one class, such as ``entry_weight_shrinkage``, must not
     show the other's)."""
     cls = ESTIMATORS[name]
-    signature = public_signature(cls).parameters
+    signature = inspect.signature(cls).parameters
     checked = 0
     for entry in ClassDoc(cls)["Parameters"]:
         shown = re.search(r"default=(.*)$", entry.type)

@@ -1,5 +1,8 @@
 """Choosing the binary learners' parameters on the out-of-fold outputs (``binary_param_grid``).
 
+The learner is ``LogisticRegression`` (its ``C``); the default learner, a pipeline, names
+its steps' parameters (``test_pipeline_parameters_and_fitted_state``).
+
 The reference is the loop a user would write: out-of-fold outputs built here
 with scikit-learn alone (StratifiedKFold, one LogisticRegression per code
 column on the rows of its two sides), the aggregation fitted on them, and its
@@ -53,7 +56,11 @@ def test_choice_equals_the_manual_loop(wine):
     folds = StratifiedKFold(3)  # the reference's folds (an int cv shuffles them)
     # the reference's decoder has no zero entries
     clf = ConvexAggregationClassifier(
-        code="ovo", binary_param_grid={"C": Cs}, cv=folds, zero_entry_penalty=None
+        LogisticRegression(),
+        code="ovo",
+        binary_param_grid={"C": Cs},
+        cv=folds,
+        zero_entry_penalty=None,
     ).fit(X, y)
     manual = [_manual_oof_log_loss(X, y, C, one_vs_one(3)) for C in Cs]
     np.testing.assert_allclose(clf.binary_grid_results_["log_loss"], manual, rtol=1e-6)
@@ -76,7 +83,9 @@ def test_picks_the_informative_setting_whatever_its_position(grid):
     X, y = make_classification(
         n_samples=150, n_features=6, n_informative=4, n_classes=3, class_sep=2.0, random_state=0
     )
-    clf = ConvexAggregationClassifier(binary_param_grid={"C": grid}, cv=3).fit(X, y)
+    clf = ConvexAggregationClassifier(
+        LogisticRegression(), binary_param_grid={"C": grid}, cv=3
+    ).fit(X, y)
     scores = dict(zip(grid, clf.binary_grid_results_["log_loss"]))
     assert clf.best_binary_params_ == {"C": 1.0}
     assert scores[1.0] < 0.5 * scores[1e-5]
@@ -85,7 +94,11 @@ def test_picks_the_informative_setting_whatever_its_position(grid):
 def test_without_ensemble_the_chosen_binaries_are_refitted(wine):
     X, y = wine
     clf = ConvexAggregationClassifier(
-        binary_param_grid=[{"C": [0.01]}, {"C": [1.0]}], cv=3, ensemble=False, random_state=0
+        LogisticRegression(),
+        binary_param_grid=[{"C": [0.01]}, {"C": [1.0]}],
+        cv=3,
+        ensemble=False,
+        random_state=0,
     ).fit(X, y)
     C = clf.best_binary_params_["C"]
     assert all(est.C == C for est in clf.estimators_[0])
@@ -112,22 +125,32 @@ def test_pipeline_parameters_and_fitted_state(wine):
 def test_settings_that_cannot_apply(wine):
     X, y = wine
     with pytest.raises(ValueError, match="binary_param_grid .*cv='in_sample'"):
-        ConvexAggregationClassifier(binary_param_grid={"C": [1.0]}, cv="in_sample").fit(X, y)
+        ConvexAggregationClassifier(
+            LogisticRegression(), binary_param_grid={"C": [1.0]}, cv="in_sample"
+        ).fit(X, y)
     with pytest.raises(ValueError, match=r"\['max_depth'\].*LogisticRegression"):
-        ConvexAggregationClassifier(binary_param_grid={"max_depth": [2]}, cv=3).fit(X, y)
+        ConvexAggregationClassifier(
+            LogisticRegression(), binary_param_grid={"max_depth": [2]}, cv=3
+        ).fit(X, y)
     with pytest.raises(ValueError, match="no candidate"):
-        ConvexAggregationClassifier(binary_param_grid=[], cv=3).fit(X, y)
+        ConvexAggregationClassifier(LogisticRegression(), binary_param_grid=[], cv=3).fit(X, y)
     with pytest.raises(ValueError, match="param_grid.*non-empty"):
-        ConvexAggregationClassifier(binary_param_grid={"C": []}, cv=3).fit(X, y)
+        ConvexAggregationClassifier(LogisticRegression(), binary_param_grid={"C": []}, cv=3).fit(
+            X, y
+        )
     with pytest.raises(ValueError, match="param_grid"):
-        ConvexAggregationClassifier(binary_param_grid={"C": 1.0}, cv=3).fit(X, y)
+        ConvexAggregationClassifier(LogisticRegression(), binary_param_grid={"C": 1.0}, cv=3).fit(
+            X, y
+        )
     # a learner that has the parameter
     tree = ConvexAggregationClassifier(
         DecisionTreeClassifier(random_state=0), binary_param_grid={"max_depth": [1, 3]}, cv=3
     ).fit(X, y)
     assert tree.best_binary_params_["max_depth"] in (1, 3)
     # a failed fit leaves nothing behind
-    clf = ConvexAggregationClassifier(binary_param_grid={"C": [1.0]}, cv="in_sample")
+    clf = ConvexAggregationClassifier(
+        LogisticRegression(), binary_param_grid={"C": [1.0]}, cv="in_sample"
+    )
     with pytest.raises(ValueError):
         clf.fit(X, y)
     assert not hasattr(clf, "best_binary_params_")
@@ -136,7 +159,7 @@ def test_settings_that_cannot_apply(wine):
 def test_a_refit_with_warm_start_uses_the_new_choice(wine):
     X, y = wine
     clf = ConvexAggregationClassifier(
-        binary_param_grid={"C": [0.01]}, cv=3, ensemble=False, warm_start=True
+        LogisticRegression(), binary_param_grid={"C": [0.01]}, cv=3, ensemble=False, warm_start=True
     ).fit(X, y)
     clf.set_params(binary_param_grid={"C": [1.0]}).fit(X, y)
     assert clf.best_binary_params_ == {"C": 1.0}

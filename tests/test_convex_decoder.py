@@ -2,17 +2,20 @@
 
 import gc
 import tracemalloc
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_iris
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import InvalidParameterError
 
-from convexagg import ConvexAggregationClassifier, ConvexDecoder
+from convexagg import (
+    ConvexAggregationClassifier,
+    ConvexAggregationClassifierCV,
+    ConvexDecoder,
+    regularization_path,
+)
 from convexagg.aggregation import discrepancies, side_weights, stack_losses
 from convexagg.codes import one_vs_one, one_vs_rest
 from convexagg.losses import binary_losses
@@ -77,51 +80,25 @@ def test_every_solver_reaches_the_same_model(outputs, reference, solver):
     )
 
 
-LEGACY = [
-    ({"tol": 1e-6}, InteriorPoint(tol=1e-6)),
-    ({"max_iter": 7}, InteriorPoint(max_iter=7)),
-    ({"newton": "cholesky"}, InteriorPoint(newton="direct")),
-    ({"dtype": "float32"}, InteriorPoint(dtype="float32")),
-    ({"init": "uniform"}, InteriorPoint(init="uniform")),
-    ({"solver": "paper"}, InteriorPoint()),
-    (
-        {"solver": "mehrotra", "newton": "cholesky", "dtype": "float32", "init": "subsample"},
-        InteriorPoint(
-            method="predictor_corrector", newton="direct", dtype="float32", init="subsample"
-        ),
-    ),
-]
+@pytest.mark.parametrize("keyword", ["tol", "max_iter", "newton", "dtype", "init"])
+def test_the_0_1_solver_keywords_are_gone(keyword):
+    """The solver's settings live on the ``solver`` object alone: the 0.1 keywords are no
+    parameter of the decoder, the estimators or the regularisation path."""
+    Q, y, code = synthetic_outputs(100, 3)
+    for cls in (ConvexDecoder, ConvexAggregationClassifier, ConvexAggregationClassifierCV):
+        assert keyword not in cls().get_params()
+        with pytest.raises(TypeError, match=keyword):
+            cls(**{keyword: 1})
+    with pytest.raises(TypeError, match=keyword):
+        regularization_path(Q, y, code, [1e-2], **{keyword: 1})
+    assert "subgradient_iter" not in ConvexDecoder().get_params()
 
 
-@pytest.mark.parametrize("old, new", LEGACY, ids=[str(o) for o, _ in LEGACY])
-def test_the_0_1_keywords_still_work_with_a_future_warning(outputs, old, new):
-    Q, y, code = outputs
-    Q, y = Q[:1500], y[:1500]
-    with pytest.warns(FutureWarning, match="deprecated in convexagg 0.2") as record:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            legacy = ConvexDecoder(**old).fit(Q, y, code)
-    assert "solver=InteriorPoint(" in str(record[0].message)
-    assert legacy.solver_.get_params() == new.get_params()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        explicit = ConvexDecoder(solver=new).fit(Q, y, code)
-    np.testing.assert_array_equal(legacy.weights_, explicit.weights_)
-
-
-def test_the_0_1_keywords_mean_subgradient_settings_for_the_large_margin(outputs):
-    Q, y, code = outputs
-    with pytest.warns(FutureWarning, match="subgradient_iter"):
-        dec = ConvexDecoder(formulation="large_margin", subgradient_iter=30).fit(
-            Q[:300], y[:300], code
-        )
-    assert dec.n_iter_ == 30
-
-
-def test_0_1_keywords_and_a_new_solver_together_raise(outputs):
-    Q, y, code = outputs
-    with pytest.raises(ValueError, match=r"\['tol'\] are deprecated and cannot be combined"):
-        ConvexDecoder(tol=1e-6, solver=ProjectedNewton()).fit(Q, y, code)
+def test_the_0_1_solver_names_are_refused():
+    Q, y, code = synthetic_outputs(100, 3)
+    for name in ("paper", "mehrotra"):
+        with pytest.raises(InvalidParameterError, match=f"'solver' parameter.*Got '{name}'"):
+            ConvexDecoder(solver=name).fit(Q, y, code)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +121,12 @@ def test_a_setting_that_cannot_apply_raises_naming_both(outputs, params, match):
 
 def test_bad_solver_values_are_refused():
     Q, y, code = synthetic_outputs(100, 3)
-    for bad in ({"solver": "newton"}, {"newton": "lu"}, {"dtype": "float16"}, {"init": "zeros"}):
+    for bad in (
+        {"solver": "newton"},
+        {"solver": InteriorPoint(newton="lu")},
+        {"solver": InteriorPoint(dtype="float16")},
+        {"solver": InteriorPoint(init="zeros")},
+    ):
         with pytest.raises(InvalidParameterError):
             ConvexDecoder(**bad).fit(Q, y, code)
     with pytest.raises(InvalidParameterError, match="tol"):

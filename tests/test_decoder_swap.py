@@ -21,6 +21,7 @@ from convexagg import (
 )
 from convexagg.binary import out_of_fold_outputs
 from convexagg.codes import complete, one_vs_one, one_vs_rest, sparse_random
+from convexagg.estimator import default_learner
 
 # WMAP learning is cut to 5 L-BFGS-B iterations here to keep the tests fast.
 pytestmark = pytest.mark.filterwarnings(
@@ -154,7 +155,7 @@ def test_fit_decoder_with_cv_uses_out_of_fold_outputs(iris):
     clf.set_params(decoder=WMAPDecoder(max_outer_iter=5)).fit_decoder(X, y)
     assert all(a is b for a, b in zip(clf.estimators_, binaries))
     y_enc = np.searchsorted(clf.classes_, y)
-    Q = out_of_fold_outputs(LogisticRegression(), X, y_enc, clf.code_matrix_, cv, "proba")
+    Q = out_of_fold_outputs(default_learner(), X, y_enc, clf.code_matrix_, cv, "proba")
     ref = WMAPDecoder(max_outer_iter=5).fit(Q, y_enc, clf.code_matrix_)
     np.testing.assert_allclose(clf.decoder_.weights_, ref.weights_)
 

@@ -156,8 +156,8 @@ def test_duplicate_code_columns_are_accepted():
         ({"alpha": -1.0}, "The 'alpha' parameter of ConvexAggregationClassifier must be a float"),
         ({"loss": "squared"}, "The 'loss' parameter of ConvexAggregationClassifier must be a str"),
         ({"code": "ovx"}, "The 'code' parameter of ConvexAggregationClassifier must be a str"),
-        ({"tol": 0.0}, "The 'tol' parameter"),
-        ({"max_iter": 0}, "The 'max_iter' parameter"),
+        ({"zero_entry_penalty": -1.0}, "The 'zero_entry_penalty' parameter"),
+        ({"cv": "sometimes"}, "The 'cv' parameter"),
     ],
 )
 def test_invalid_estimator_parameters(iris, params, message):

@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
@@ -103,7 +103,7 @@ def test_sample_weights_reach_every_binary_on_its_rows_and_the_folds(iris):
 
 
 @pytest.mark.parametrize(
-    "learner", [KNeighborsClassifier(), make_pipeline(StandardScaler(), LogisticRegression())]
+    "learner", [KNeighborsClassifier(), make_pipeline(PolynomialFeatures(), LogisticRegression())]
 )
 def test_a_learner_without_sample_weight_is_named(iris, learner):
     X, y = iris
@@ -118,6 +118,25 @@ def test_fit_parameters_other_than_weights_need_routing(iris):
         ConvexAggregationClassifier(Recording()).fit(X, y, extra=np.ones(len(y)))
 
 
+@pytest.mark.parametrize("estimator", [None, make_pipeline(StandardScaler(), TIGHT)])
+def test_sample_weight_reaches_every_step_of_a_pipeline_that_takes_it(iris, estimator):
+    """Without routing, the weights go to the scaler and the logistic regression of the
+    default learner (and of any pipeline whose steps all take them): integer weights
+    give the binaries of repeated rows."""
+    X, y = iris
+    counts = np.random.default_rng(0).integers(0, 3, size=len(y))
+    kwargs = dict(code="ovr", cv="in_sample")
+    weighted = CodeMatrixClassifier(estimator, **kwargs).fit(X, y, sample_weight=counts)
+    repeated = CodeMatrixClassifier(estimator, **kwargs).fit(X.repeat(counts, 0), y.repeat(counts))
+    for a, b in zip(weighted.estimators_[0], repeated.estimators_[0]):
+        np.testing.assert_allclose(a[0].mean_, b[0].mean_, rtol=1e-12)
+        np.testing.assert_allclose(a[0].scale_, b[0].scale_, rtol=1e-12)
+    tol = 1e-6 if estimator is not None else 1e-3  # the default stops at lbfgs' tol=1e-4
+    np.testing.assert_allclose(
+        weighted.predict_binary_proba(X), repeated.predict_binary_proba(X), atol=tol
+    )
+
+
 def test_sample_weights_weight_the_cv_estimator_like_repeated_rows(iris):
     X, y = iris
     counts = np.random.default_rng(0).integers(1, 3, size=len(y))
@@ -126,12 +145,30 @@ def test_sample_weights_weight_the_cv_estimator_like_repeated_rows(iris):
     # binaries, against the weighted decoder at the alpha chosen
     binaries = CodeMatrixClassifier(TIGHT, code="ovr", cv="in_sample").fit(X, y).estimators_[0]
     alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    paper = dict(  # one weight per classifier: ConvexDecoder's default model
+        fit_intercept=False,
+        entry_weight_shrinkage=None,
+        column_penalty=None,
+        zero_entry_penalty=None,
+    )
     weighted = ConvexAggregationClassifierCV(
-        list(binaries), code="ovr", cv="prefit", alphas=5, alpha_cv=alpha_cv, solver=solver
+        list(binaries),
+        code="ovr",
+        cv="prefit",
+        alphas=5,
+        alpha_cv=alpha_cv,
+        solver=solver,
+        **paper,
     ).fit(X, y, sample_weight=counts)
     assert weighted.cv_scores_.shape == (5, 3)
     unweighted = ConvexAggregationClassifierCV(
-        list(binaries), code="ovr", cv="prefit", alphas=5, alpha_cv=alpha_cv, solver=solver
+        list(binaries),
+        code="ovr",
+        cv="prefit",
+        alphas=5,
+        alpha_cv=alpha_cv,
+        solver=solver,
+        **paper,
     ).fit(X, y)
     assert not np.allclose(weighted.cv_scores_, unweighted.cv_scores_)
     ref = ConvexDecoder(alpha=weighted.alpha_, solver=solver).fit(
@@ -263,7 +300,11 @@ def test_warm_start_refits_copies_of_the_binaries_and_starts_the_weights_warm(ir
     for est, coef in zip(binaries, coefs):
         np.testing.assert_array_equal(est.coef_, coef)
     cold = ConvexAggregationClassifier(
-        alpha=5e-3, solver=ProjectedNewton(tol=1e-8), cv="in_sample", random_state=0
+        LogisticRegression(),
+        alpha=5e-3,
+        solver=ProjectedNewton(tol=1e-8),
+        cv="in_sample",
+        random_state=0,
     ).fit(X, y)
     assert clf.n_iter_ <= cold.n_iter_
     np.testing.assert_allclose(clf.weights_, cold.weights_, rtol=1e-4, atol=1e-6)

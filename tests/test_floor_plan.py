@@ -34,7 +34,6 @@ FLOORS = [
         "_arguments",
         "_dask",
         "_array_api",
-        "_legacy",
         "validation",
         "codes",
         "losses",

@@ -48,23 +48,82 @@ def iris():
     return X, y
 
 
-def test_it_is_the_estimator_it_tunes_with_every_keyword_but_alpha():
-    assert issubclass(ConvexAggregationClassifierCV, ConvexAggregationClassifier)
-    parent = set(inspect.signature(ConvexAggregationClassifier).parameters)
-    child = set(inspect.signature(ConvexAggregationClassifierCV).parameters)
-    # the regularisation path has one weight per classifier and fixed binaries: entry
-    # weights (and the zero entries' weights), and a grid over the binaries' parameters
-    # are the parent's alone
-    not_tuned = {"alpha", "entry_weight_shrinkage", "zero_entry_penalty", "binary_param_grid"}
-    assert child == parent - not_tuned | {"alphas", "alpha_cv"}
-    assert not not_tuned & set(ConvexAggregationClassifierCV().get_params())
+# the paper's model, one weight per classifier: what ConvexDecoder(alpha=...) fits alone
+PAPER = dict(
+    fit_intercept=False, entry_weight_shrinkage=None, column_penalty=None, zero_entry_penalty=None
+)
+
+
+def test_it_is_the_default_model_with_alpha_chosen():
+    """Siblings of one base: every parameter of ConvexAggregationClassifier but ``alpha``
+    (chosen) and ``binary_param_grid``, with the same defaults, and no other."""
+    assert not issubclass(ConvexAggregationClassifierCV, ConvexAggregationClassifier)
+    parent = inspect.signature(ConvexAggregationClassifier).parameters
+    child = inspect.signature(ConvexAggregationClassifierCV).parameters
+    assert set(child) == set(parent) - {"alpha", "binary_param_grid"} | {"alphas", "alpha_cv"}
+    for name in set(child) & set(parent):
+        assert child[name].default == parent[name].default, name
+    assert set(ConvexAggregationClassifierCV().get_params()) == set(child)
+
+
+def test_the_default_models_path_and_refit(iris):
+    """The default model (intercepts, entry weights, the column penalty, zero entries)
+    along the path: each fold's scores are those of ConvexDecoder with the resolved
+    settings fitted on the fold's out-of-fold outputs, and the fitted model is
+    ConvexAggregationClassifier's at alpha_ with the same resolved values."""
+    X, y = iris
+    alphas = [1.0, 1e-2, 1e-4]
+    alpha_cv = StratifiedKFold(3, shuffle=True, random_state=1)
+    solver = ProjectedNewton(tol=1e-10)
+    clf = ConvexAggregationClassifierCV(alphas=alphas, alpha_cv=alpha_cv, solver=solver)
+    clf.fit(X, y)
+    assert clf.zero_entry_penalty_ is not None  # the zero entries are on the path
+    Q, y_rows, _ = clf.training_outputs(X, y)
+    settings = dict(
+        fit_intercept=True,
+        entry_weight_shrinkage=clf.entry_weight_shrinkage_,
+        zero_entry_penalty=clf.zero_entry_penalty_,
+        column_penalty=clf.decoder_.column_penalty,
+        solver=solver,
+    )
+    assert np.count_nonzero(settings["column_penalty"]) == 3  # "auto": the ovr columns
+    expected = np.empty((3, 3))
+    for f, (train, val) in enumerate(alpha_cv.split(Q, y_rows)):
+        for j, alpha in enumerate(alphas):
+            dec = ConvexDecoder(alpha=alpha, **settings).fit(Q[train], y_rows[train], clf.code_matrix_)
+            P = dec.predict_proba(Q[val])
+            expected[j, f] = -np.mean(np.log(P[np.arange(len(val)), y_rows[val]]))
+    np.testing.assert_allclose(clf.cv_scores_, expected, rtol=1e-5)
+    assert clf.alpha_ == alphas[np.argmin(expected.mean(axis=1))]
+    sibling = ConvexAggregationClassifier(
+        alpha=clf.alpha_,
+        entry_weight_shrinkage=clf.entry_weight_shrinkage_,
+        zero_entry_penalty=clf.zero_entry_penalty_,
+        solver=solver,
+    ).fit(X, y)
+    np.testing.assert_allclose(clf.entry_weights_, sibling.entry_weights_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(clf.predict_proba(X), sibling.predict_proba(X), atol=1e-9)
+
+
+def test_the_resolved_parts_are_the_siblings_at_its_default_alpha(iris):
+    """``entry_weight_shrinkage="auto"`` and the zero entries' choice: resolved as
+    ConvexAggregationClassifier (default alpha) resolves them on the same outputs."""
+    X, y = iris
+    clf = ConvexAggregationClassifierCV(alphas=[1e-2, 1.0], alpha_cv=3).fit(X, y)
+    sibling = ConvexAggregationClassifier().fit(X, y)
+    assert clf.entry_weight_shrinkage_ == sibling.entry_weight_shrinkage_
+    assert clf.zero_entry_penalty_ == sibling.zero_entry_penalty_
+    np.testing.assert_array_equal(clf.zero_entry_penalty_scores_, sibling.zero_entry_penalty_scores_)
+    # oof_proba_: the fitted decoder's on the out-of-fold outputs (the choice was at 1e-3)
+    Q, _, _ = clf.training_outputs(X, y)
+    np.testing.assert_allclose(clf.oof_proba_, clf.decoder_.predict_proba(Q), rtol=1e-12)
 
 
 def test_binaries_are_trained_once_per_fold_not_per_alpha(iris):
     X, y = iris
     FIT_CALLS.clear()
     clf = ConvexAggregationClassifierCV(
-        CountingLogisticRegression(), alphas=7, alpha_cv=3, cv="in_sample"
+        CountingLogisticRegression(), alphas=7, alpha_cv=3, cv="in_sample", **PAPER
     )
     clf.fit(X, y)
     n_columns = clf.code_matrix_.shape[1]
@@ -85,6 +144,7 @@ def test_out_of_fold_outputs_are_computed_once_and_cross_validated(iris):
         cv=cv,
         alpha_cv=alpha_cv,
         solver=ProjectedNewton(tol=1e-10),
+        **PAPER,
     ).fit(X, y)
     assert len(FIT_CALLS) == 3 * 3  # the out-of-fold folds (kept as an ensemble), no more
     Q = out_of_fold_outputs(CountingLogisticRegression(), X, y, clf.code_matrix_, cv, "proba")
@@ -106,7 +166,13 @@ def test_alpha_is_the_argmin_of_separately_computed_fold_log_losses(iris):
     alpha_cv = StratifiedKFold(3, shuffle=True, random_state=0)
     solver = InteriorPoint(tol=1e-9)
     clf = ConvexAggregationClassifierCV(
-        code="ovr", alphas=alphas, alpha_cv=alpha_cv, solver=solver, cv="in_sample"
+        LogisticRegression(),
+        code="ovr",
+        alphas=alphas,
+        alpha_cv=alpha_cv,
+        solver=solver,
+        cv="in_sample",
+        **PAPER,
     ).fit(X, y)
     expected = np.empty((len(alphas), 3))
     for f, (train, val) in enumerate(alpha_cv.split(X, y)):
@@ -174,13 +240,3 @@ def test_verbose_reports_the_folds_and_the_stages(iris, capsys):
     assert out.count("binaries: 3 of 3 trained") == 4  # per alpha fold, then on all rows
     assert f"[ConvexDecoder] weights: {clf.n_iter_} iterations" in out  # the final fit
     assert "[ConvexDecoder] iteration" not in out  # solver iterations: verbose >= 2
-
-
-def test_cv_none_warns_and_means_in_sample():
-    X, y = load_iris(return_X_y=True)
-    kwargs = dict(code="ovr", alphas=3, alpha_cv=3, random_state=0)
-    new = ConvexAggregationClassifierCV(cv="in_sample", **kwargs).fit(X, y)
-    with pytest.warns(FutureWarning, match="cv='in_sample'"):
-        old = ConvexAggregationClassifierCV(cv=None, **kwargs).fit(X, y)
-    np.testing.assert_array_equal(old.cv_scores_, new.cv_scores_)
-    np.testing.assert_array_equal(old.weights_, new.weights_)

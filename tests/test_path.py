@@ -98,16 +98,12 @@ def test_interior_point_warm_starts_save_iterations(data):
     np.testing.assert_allclose(warm.objective, cold.objective, rtol=1e-4)
 
 
-def test_the_0_1_keywords_describe_the_decoder(data):
+def test_the_model_is_the_decoders_alone(data):
+    """The model's settings are the decoder's: the path takes no loose keywords."""
     Q, y, code, _, _ = data
-    with pytest.warns(FutureWarning, match=r"\['l1_ratio', 'penalty', 'tol'\] are deprecated"):
-        old = regularization_path(Q, y, code, [1e-2], tol=1e-9, penalty="l1", l1_ratio=0.3)
-    new = regularization_path(
-        Q, y, code, [1e-2], decoder=ConvexDecoder(penalty="l1", solver=InteriorPoint(tol=1e-9))
-    )
-    np.testing.assert_array_equal(old.weights, new.weights)
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        regularization_path(Q, y, code, [1e-2], tolerance=1e-3)
+    for keyword in ("penalty", "l1_ratio", "tol", "tolerance"):
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            regularization_path(Q, y, code, [1e-2], **{keyword: 1})
 
 
 def test_verbose_reports_every_alpha(data, capsys):

@@ -5,7 +5,6 @@ regularisation path and the cross-validated estimator."""
 from __future__ import annotations
 
 import sys
-import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -153,6 +152,12 @@ def test_the_path_is_one_check_and_one_loop_over_its_alphas(monkeypatch, outputs
         np.testing.assert_allclose(w, dec.weights_, rtol=1e-7, atol=1e-9)
 
 
+# the paper's model, without the zero entries' choice (a path of its own on each fold)
+PAPER = dict(
+    fit_intercept=False, entry_weight_shrinkage=None, column_penalty=None, zero_entry_penalty=None
+)
+
+
 @pytest.mark.parametrize("cv", [3, "prefit"])
 def test_the_cv_fit_validates_its_outputs_once(monkeypatch, iris, cv):
     X, y = iris
@@ -161,7 +166,7 @@ def test_the_cv_fit_validates_its_outputs_once(monkeypatch, iris, cv):
     learner = LogisticRegression(max_iter=500)
     binaries = fit_binaries(learner, X, y, code) if cv == "prefit" else learner
     clf = ConvexAggregationClassifierCV(
-        binaries, code=code, alphas=n_alphas, alpha_cv=n_folds, cv=cv, random_state=0
+        binaries, code=code, alphas=n_alphas, alpha_cv=n_folds, cv=cv, **PAPER
     )
     with spies(monkeypatch) as s:
         clf.fit(X, y)
@@ -177,7 +182,7 @@ def test_the_cv_fit_validates_its_outputs_once(monkeypatch, iris, cv):
 def test_in_sample_cv_checks_each_folds_own_outputs(monkeypatch, iris):
     X, y = iris
     clf = ConvexAggregationClassifierCV(
-        LogisticRegression(max_iter=500), alphas=3, alpha_cv=2, cv="in_sample"
+        LogisticRegression(max_iter=500), alphas=3, alpha_cv=2, cv="in_sample", **PAPER
     )
     with spies(monkeypatch) as s:
         clf.fit(X, y)
@@ -197,24 +202,6 @@ def test_fit_problem_refuses_a_problem_of_another_model(outputs):
     direct = ConvexDecoder(fit_intercept=True).fit(Q[rows], y[rows], code)
     np.testing.assert_array_equal(taken.weights_, direct.weights_)
     np.testing.assert_array_equal(taken.intercept_, direct.intercept_)
-
-
-def test_the_01_keywords_still_warn_once_and_mean_the_paper_solver(outputs):
-    Q, y, code = outputs
-    with pytest.warns(FutureWarning, match="deprecated in convexagg 0.2") as record:
-        dec = ConvexDecoder(tol=1e-6).fit(Q, y, code)
-    assert len([w for w in record if w.category is FutureWarning]) == 1
-    assert type(dec.solver_).__name__ == "InteriorPoint" and dec.solver_.tol == 1e-6
-    with pytest.warns(FutureWarning, match="regularization_path: the keywords"):
-        path = regularization_path(Q, y, code, [1e-2], tol=1e-6)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        from convexagg.solvers import InteriorPoint
-
-        new = regularization_path(
-            Q, y, code, [1e-2], decoder=ConvexDecoder(solver=InteriorPoint(tol=1e-6))
-        )
-    np.testing.assert_array_equal(path.weights, new.weights)
 
 
 class _ContractOnly:

@@ -20,6 +20,7 @@ from convexagg import (
     ConvexDecoder,
     RegularizationPathDisplay,
 )
+from convexagg._training import plan
 from convexagg.solvers import ProjectedNewton
 
 matplotlib.use("Agg")
@@ -203,14 +204,11 @@ def test_the_cv_estimators_path_display_at_alpha_is_its_weights(iris, cv):
     assert len(clf.estimators_) == (3 if cv == 3 else 1)
 
 
-@pytest.mark.parametrize("Estimator", [ConvexAggregationClassifier, ConvexAggregationClassifierCV])
-def test_cv_none_warns_at_the_callers_line(iris, Estimator):
-    """The plan resolves cv=None; its FutureWarning still points at the call of fit."""
-    X, y = iris
-    extra = {"alphas": 2, "alpha_cv": 2} if Estimator is ConvexAggregationClassifierCV else {}
-    with pytest.warns(FutureWarning, match="write cv='in_sample'") as record:
-        Estimator(code="ovr", cv=None, **extra).fit(X, y)
-    assert [w.filename for w in record if w.category is FutureWarning] == [__file__]
+def test_cv_none_is_five_folds():
+    """``cv=None`` is the default's plan, 5 shuffled folds, as scikit-learn's ``cv=None``
+    is 5 folds."""
+    assert plan(None, "auto", None) == plan(5, "auto", None)
+    assert plan(None, "auto", None).splitter == 5
 
 
 def _fold_of_each_row(splits, n):

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 from sklearn.datasets import load_iris
+from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
@@ -25,7 +26,10 @@ def _lines(text, tag):
 
 
 def _fit(iris, capsys, **params):
+    """A fit whose output is read; a ``LogisticRegression`` learner unless given, whose
+    folds are chained column by column (the lines say so)."""
     X, y = iris
+    params = {"estimator": LogisticRegression(), **params}
     clf = ConvexAggregationClassifier(code="ovo", random_state=0, **params).fit(X, y)
     return clf, capsys.readouterr()
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn import get_config
 from sklearn.externals.array_api_compat import is_array_api_obj
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._array_api import get_namespace_and_device, move_to, supported_float_dtypes
 
 from ._dask import is_dask_array
+from ._sklearn import safe_indexing
 
 __all__ = [
     "Namespace",
@@ -153,25 +156,31 @@ def on_host(a):
 
 
 def take_rows(a, rows):
-    """The rows ``rows`` (a slice or integer indices) of ``a``: NumPy indexing, or
-    :meth:`Namespace.take` for an array that takes the array-API path (None kept).
+    """The rows ``rows`` (a slice or integer indices) of ``a``: NumPy (or SciPy sparse)
+    indexing (and Dask's), :meth:`Namespace.take` for an array that takes the array-API path, and
+    scikit-learn's ``_safe_indexing`` for the rest -- pandas and polars DataFrames,
+    lists -- which the estimators pass to their binary learners as given (None kept).
 
     Parameters
     ----------
-    a : array or None
-        NumPy or array-API array.
+    a : array-like, sparse matrix, DataFrame or None
+        NumPy, SciPy sparse or array-API array, or a table or list of rows.
     rows : slice or ndarray of int
         The rows.
 
     Returns
     -------
-    taken : array or None
-        Of ``a``'s namespace.
+    taken : array-like or None
+        Of ``a``'s type (an array of ``a``'s namespace).
     """
     if a is None:
         return None
+    if isinstance(a, np.ndarray) or issparse(a) or is_dask_array(a):
+        return a[rows]
     namespace = array_namespace(a)
-    return a[rows] if namespace is None else namespace.take(a, rows)
+    if namespace is not None:
+        return namespace.take(a, rows)
+    return safe_indexing(a, rows)
 
 
 def namespace_of(*arrays):
@@ -196,7 +205,8 @@ def namespace_of(*arrays):
 
 def check_array_api_learners(learners, name="estimator"):
     """Raise a ``ValueError`` unless every learner declares scikit-learn's array API
-    support (its ``__sklearn_tags__().array_api_support``), naming the parameter.
+    support (its ``__sklearn_tags__().array_api_support``; a ``Pipeline``: every
+    step's), naming the parameter.
 
     Binaries of array-API ``X`` are trained and predict on ``X``'s device; a
     learner that computes with NumPy would need its data copied to the host,
@@ -212,19 +222,28 @@ def check_array_api_learners(learners, name="estimator"):
     """
     many = isinstance(learners, (list, tuple))
     for l, learner in enumerate(learners if many else [learners]):
-        try:
-            supported = get_tags(learner).array_api_support
-        except (AttributeError, TypeError):  # not a scikit-learn estimator
-            supported = False
-        if not supported:
+        if not _declares_array_api(learner):
             which = f"{name}[{l}]" if many else name
             raise ValueError(
                 f"array-API X (array_api_dispatch=True) needs binary learners that support "
                 f"the array API, to train and predict on X's device; {which}="
-                f"{learner!r} does not declare it (its __sklearn_tags__().array_api_support "
-                "is False). Use one that does, such as LogisticRegression() (solver "
-                "'lbfgs'), or pass X as a NumPy array."
+                f"{learner!r} does not declare it (its __sklearn_tags__().array_api_support, "
+                "or a Pipeline step's, is False). Use one that does, such as "
+                "LogisticRegression() (solver 'lbfgs'), or pass X as a NumPy array."
             )
+
+
+def _declares_array_api(learner):
+    """Whether ``learner`` declares scikit-learn's array API support; a ``Pipeline`` (the
+    default learner, a ``StandardScaler`` and a logistic regression) runs its steps on
+    ``X``'s device when every step declares it."""
+    if isinstance(learner, Pipeline):
+        steps = [step for _, step in learner.steps if step not in (None, "passthrough")]
+        return bool(steps) and all(_declares_array_api(step) for step in steps)
+    try:
+        return bool(get_tags(learner).array_api_support)
+    except (AttributeError, TypeError):  # not a scikit-learn estimator
+        return False
 
 
 def check_array_api_settings(formulation, *others, inputs="Q", zero_entries=False):

@@ -6,11 +6,13 @@ change in scikit-learn (a helper renamed or moved) is fixed in one place.
 decorator scikit-learn's own estimators use); ``routing_enabled`` says whether
 metadata routing is on; ``num_samples`` and ``check_method_params`` read the
 length of an input and slice fit parameters by rows as scikit-learn's
-cross-validation does; ``validate_style_kwargs`` merges a display's style
+cross-validation does; ``safe_indexing`` takes rows of a table or list as scikit-learn's
+meta-estimators do; ``validate_style_kwargs`` merges a display's style
 keywords as scikit-learn's displays do.
 """
 
 from sklearn.base import _fit_context as fit_context
+from sklearn.utils import _safe_indexing as safe_indexing
 from sklearn.utils._plotting import _validate_style_kwargs as validate_style_kwargs
 from sklearn.utils.metadata_routing import _routing_enabled as routing_enabled
 from sklearn.utils.validation import _check_method_params as check_method_params
@@ -21,5 +23,6 @@ __all__ = [
     "fit_context",
     "num_samples",
     "routing_enabled",
+    "safe_indexing",
     "validate_style_kwargs",
 ]

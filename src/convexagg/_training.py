@@ -26,17 +26,17 @@ One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from ._array_api import array_namespace
-from ._sklearn import check_method_params
+from ._array_api import array_namespace, take_rows
+from ._sklearn import check_method_params, num_samples
 from .binary import (
     binary_output_kind,
     fit_binaries,
@@ -56,7 +56,6 @@ __all__ = [
     "cv_splits",
     "decoder_outputs",
     "fit_parameters",
-    "in_sample",
     "member_outputs",
     "out_of_fold",
     "plan",
@@ -146,21 +145,24 @@ def _frozen(estimator):
     return bool(frozen) and all(frozen)
 
 
-def plan(cv, ensemble, estimator, warn=False):
+def plan(cv, ensemble, estimator):
     """The :class:`Plan` of the parameters ``cv``, ``ensemble`` and ``estimator``.
 
-    The one place ``cv`` is decoded. Binaries wrapped in
-    ``sklearn.frozen.FrozenEstimator`` (scikit-learn's replacement for
-    ``cv="prefit"``) are given binaries: a frozen binary is not fitted, so folds
-    would only repeat it; ``cv`` other than its default or ``"prefit"`` then
-    raises. ``ensemble`` other than ``"auto"`` without out-of-fold outputs
-    raises; ``warn``: ``cv=None`` warns (see :func:`in_sample`).
+    The one place ``cv`` is decoded; None is the default, 5 folds (as in
+    scikit-learn). Binaries wrapped in ``sklearn.frozen.FrozenEstimator``
+    (scikit-learn's replacement for ``cv="prefit"``) are given binaries: a frozen
+    binary is not fitted, so folds would only repeat it; ``cv`` other than its
+    default or ``"prefit"`` then raises. ``ensemble`` other than ``"auto"``
+    without out-of-fold outputs raises.
     """
+    cv = 5 if cv is None else cv
     frozen = _frozen(estimator)
     # A cv that asks for folds or in-sample outputs cannot apply to frozen binaries:
     # it raises rather than being ignored (only the default, 5, is indistinguishable).
-    if frozen and not (isinstance(cv, str) and cv == "prefit") and not (
-        isinstance(cv, int) and not isinstance(cv, bool) and cv == 5
+    if (
+        frozen
+        and not (isinstance(cv, str) and cv == "prefit")
+        and not (isinstance(cv, int) and not isinstance(cv, bool) and cv == 5)
     ):
         raise ValueError(
             f"cv={cv!r} cannot apply to FrozenEstimator binaries, which are used as given "
@@ -168,7 +170,7 @@ def plan(cv, ensemble, estimator, warn=False):
         )
     if frozen or (isinstance(cv, str) and cv == "prefit"):
         kind, why = "prefit", "frozen binaries have" if frozen else f"cv={cv!r} has"
-    elif in_sample(cv, warn=warn):
+    elif isinstance(cv, str) and cv == "in_sample":
         kind, why = "in_sample", f"cv={cv!r} has"
     else:
         return Plan("out_of_fold", cv, ensemble in ("auto", True))
@@ -187,21 +189,6 @@ class Fitted:
     members: list
     tests: list | None = None  # an ensemble's test rows, one array per member
     n_samples: int = 0  # the rows of fit
-
-
-def in_sample(cv, warn=False):
-    """Whether ``cv`` asks for the paper's in-sample protocol: ``"in_sample"``, or
-    ``None``, its name before 0.2 (with ``warn``, a ``FutureWarning`` saying what to
-    write: scikit-learn's ``cv=None`` means 5 folds, the opposite)."""
-    if cv is None and warn:
-        warnings.warn(
-            "cv=None (weights fitted on the binaries' in-sample outputs) is deprecated in 0.2 "
-            "and will mean 5-fold cross-validation, as in scikit-learn, in 0.3; write "
-            "cv='in_sample' to keep the paper's in-sample protocol.",
-            FutureWarning,
-            stacklevel=8,  # the caller of fit (fit, its two wrappers, _problem, _plan, plan, here)
-        )
-    return cv is None or (isinstance(cv, str) and cv == "in_sample")
 
 
 _CV_REMEDY = (
@@ -324,19 +311,36 @@ def fit_parameters(
                 "the folds of out-of-fold outputs."
             )
         split = {name: {} if groups is None else {"groups": groups} for name in takers}
-        common = {} if sample_weight is None else {"sample_weight": sample_weight}
+        params = [{}] * len(names)
         if sample_weight is not None and train:
+            params = []
             for name, learner in zip(names, learners if per_column else [learners]):
-                if not has_fit_parameter(learner, "sample_weight"):
+                weights = _weight_parameters(learner, sample_weight)
+                if weights is None:
                     raise TypeError(
                         f"sample_weight was given but the binary learner {name} "
                         f"({type(learner).__name__}) does not take sample_weight in fit. For a "
-                        "Pipeline, enable metadata routing (sklearn.set_config("
-                        "enable_metadata_routing=True)) and request it from the step that "
-                        "takes it (set_fit_request(sample_weight=True))."
+                        "Pipeline with a step that does not, enable metadata routing "
+                        "(sklearn.set_config(enable_metadata_routing=True)) and request it "
+                        "from the steps that take it (set_fit_request(sample_weight=True))."
                     )
-        params = [common if train else {}] * len(names)
+                params.append(weights)
     return (params if per_column else params * n_columns), split
+
+
+def _weight_parameters(learner, sample_weight):
+    """The fit parameters that give ``sample_weight`` to ``learner`` without metadata
+    routing: its own ``sample_weight``, or every step's of a ``Pipeline`` whose steps all
+    take it (such as the default learner, a ``StandardScaler`` and a logistic regression:
+    weights then weigh the scaling too, as repeated rows would); None where it cannot."""
+    if has_fit_parameter(learner, "sample_weight"):
+        return {"sample_weight": sample_weight}
+    if not isinstance(learner, Pipeline):
+        return None
+    steps = [(name, step) for name, step in learner.steps if step not in (None, "passthrough")]
+    if not steps or not all(has_fit_parameter(step, "sample_weight") for _, step in steps):
+        return None
+    return {f"{name}__sample_weight": sample_weight for name, _ in steps}
 
 
 def train(p, learners, plan, n_jobs, log, warm=None, oof=None):
@@ -381,11 +385,11 @@ def decoder_outputs(fitted, p, learners, n_jobs):
     learners are deterministic given their seed.
     """
     if fitted.tests is not None:
-        if p.X.shape[0] != fitted.n_samples:
+        if num_samples(p.X) != fitted.n_samples:
             raise ValueError(
                 "with an ensemble, the outputs the decoder is fitted on are each member's "
                 "outputs on the rows it was not trained on: this needs the data fit was "
-                f"called with ({fitted.n_samples} samples); got {p.X.shape[0]} samples."
+                f"called with ({fitted.n_samples} samples); got {num_samples(p.X)} samples."
             )
         Q = member_outputs(fitted.members, fitted.tests, p.X, p.output, n_jobs)
         rows = np.sort(np.concatenate(fitted.tests))
@@ -481,7 +485,7 @@ def subproblem(p, rows):
     parameters taken on them."""
     learner_params = [check_method_params(p.X, params=d, indices=rows) for d in p.learner_params]
     return Problem(
-        p.X[rows],
+        take_rows(p.X, rows),
         p.y[rows],
         p.classes,
         p.code,
@@ -533,8 +537,8 @@ def member_outputs(members, tests, X, output, n_jobs):
             predict_binaries_on_device(member, namespace.take(X, test), output)
             for member, test in zip(members, tests)
         ]
-        return namespace.place_rows(parts, tests, X.shape[0])
-    Q = np.zeros((X.shape[0], len(members[0])))
+        return namespace.place_rows(parts, tests, num_samples(X))
+    Q = np.zeros((num_samples(X), len(members[0])))
     for member, test in zip(members, tests):
-        Q[test] = predict_binaries(member, X[test], output, n_jobs)
+        Q[test] = predict_binaries(member, take_rows(X, test), output, n_jobs)
     return Q

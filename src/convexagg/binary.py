@@ -62,7 +62,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import validate_data
 
-from ._array_api import array_namespace, on_host
+from ._array_api import array_namespace, on_host, take_rows
 from ._sklearn import check_method_params, num_samples
 
 __all__ = [
@@ -304,7 +304,7 @@ def _fit_binary(estimator, X, y, column, seed=None, fit_params=None, warm=None, 
         est = _seeded_clone(estimator, seed)
     else:
         est = _copy.deepcopy(warm) if copy else warm
-    est.fit(X[rows] if namespace is None else namespace.take(X, rows), target, **params)
+    est.fit(take_rows(X, rows), target, **params)
     return est
 
 
@@ -984,8 +984,8 @@ def _fold_binary(estimator, X, y, column, train, test, output, seed, index, fit_
     ``X`` (a one-vs-one column uses a few classes' rows of the fold)."""
     rows = train[column[y[train]] != 0]
     params = check_method_params(X, params=fit_params or {}, indices=rows)
-    est = _fit_binary(estimator, X[rows], y[rows], column, seed, params)
-    return (est if keep else None), _predict_binary(est, X[test], output, index)
+    est = _fit_binary(estimator, take_rows(X, rows), y[rows], column, seed, params)
+    return (est if keep else None), _predict_binary(est, take_rows(X, test), output, index)
 
 
 def starts_folds_warm(estimator):
@@ -1032,7 +1032,9 @@ def _fold_chain(estimator, X, y, column, splits, seed, fit_params):
         # warm_start=True): not checked again (small sets' default fits up to 5 %
         # faster, best of 20; BENCHMARKS.md, "Issue 21: the zero entries by default")
         with nullcontext() if warm is None else config_context(skip_parameter_validation=True):
-            est = _fit_binary(estimator, X[rows], y[rows], column, seed, params, warm, copy=False)
+            est = _fit_binary(
+                estimator, take_rows(X, rows), y[rows], column, seed, params, warm, copy=False
+            )
         previous = _as_learner(est, estimator, warm)
         done.append(previous)
     return done
@@ -1163,7 +1165,7 @@ def fold_binaries(
         Q = np.zeros((n, M))
         members = [[chain[f] for chain in chains] for f in range(len(splits))]
         for fold, (_, test) in zip(members, splits):
-            Q[test] = predict_binaries(fold, X[test], output)
+            Q[test] = predict_binaries(fold, take_rows(X, test), output)
         return (members if keep else None), Q, covered
     tasks = (
         delayed(_fold_binary)(

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import copy
-import warnings
 from dataclasses import replace
 from inspect import signature
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.sparse import issparse
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import LabelEncoder
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -53,32 +54,50 @@ from .validation import check_lengths, check_sample_weight, check_targets, encod
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 
-# ConvexAggregationClassifier's entry_weight_shrinkage="auto" with penalty="l2": this prior
-# over the number of rows the weights are fitted on (a fixed prior on the summed
-# log-likelihood), kept within ENTRY_WEIGHT_SHRINKAGE_RANGE -- small sets, where a weak
-# shrinkage lost (ecoli, glass, wine), keep 0.01 and large ones get 0.001 (QUALITY.md,
-# "The fifth switch")
+# ConvexAggregationClassifier's alpha; ConvexAggregationClassifierCV chooses its "auto"
+# penalties and lists at this alpha before its path (see its docstring)
+DEFAULT_ALPHA = 1e-3
+# entry_weight_shrinkage="auto" with penalty="l2": this prior over the number of rows the
+# weights are fitted on (a fixed prior on the summed log-likelihood), kept within
+# ENTRY_WEIGHT_SHRINKAGE_RANGE: small sets keep 0.01, large ones get 0.001 (QUALITY.md,
+# "What the defaults are, and why")
 DEFAULT_ENTRY_WEIGHT_PRIOR = 2.0
 ENTRY_WEIGHT_SHRINKAGE_RANGE = (0.001, 0.01)
 # column_penalty="auto": the strength on the one-vs-rest columns of a combined code
 DEFAULT_OVR_COLUMN_PENALTY = 0.1
 # zero_entry_penalty="auto": one of these over the number of rows the weights are fitted
 # on (fixed priors on the summed log-likelihood), chosen by a 3-fold cross-validation of
-# the aggregation alone. 80 is the smallest fixed prior of 5, 20, 40 and 80 that left no
-# Kull set worse by more than 1 % (benchmarks/scan_zero_entry_prior.py), but the large sets
-# gain most from the weakest (vowel, segment, balance-scale); the choice keeps both
-# (QUALITY.md, "Choosing the zero entries' strength"). Fitted in this order until the
-# held-out score rises: on the Kull suite 183 of the 276 fits, one choice of 69 changed
-# (QUALITY.md, "Stopping the zero entries' choice at the first rise")
+# the aggregation alone and fitted from the strongest until the held-out score rises: the
+# best strength differs between data sets by more than a factor of 64 (QUALITY.md)
 ZERO_ENTRY_PRIORS = (80.0, 20.0, 5.0, 1.25)
-# ... but only where that fit is affordable: with more zero-entry weights (2 per zero entry;
-# a one-vs-one code's grow as the cube of the classes: 15 classes 2,730, 26 classes 15,600)
-# the projected Newton method needs minutes (letter: 165 s per fit against 5 s), and with
-# more rows each of the 13 extra fits grows with them (pendigits' whole default fit: 3.2x to
-# 4.0x on 3,000 rows, 8.6x to 11.5x on 9,892; BENCHMARKS.md, "Issue 21: the zero entries by
-# default"); beyond either limit "auto" is None, the model without them
+# ... but only where that fit is affordable: the zero-entry weights (2 per zero entry) of a
+# one-vs-one code grow as the cube of the classes (15 classes 2,730, 26 classes 15,600),
+# and each fit of the choice with the rows; beyond either limit "auto" is None, the model
+# without them
 ZERO_ENTRY_AUTO_MAX_WEIGHTS = 3000
 ZERO_ENTRY_AUTO_MAX_ROWS = 3000
+
+
+def default_learner(sparse=False):
+    """The binary learner of ``estimator=None``: a logistic regression on standardised
+    features, ``make_pipeline(StandardScaler(), LogisticRegression())``.
+
+    Standardised, the features' scales matter neither to the fit's convergence (raw
+    digits and wine fit without a warning) nor to what the L2 penalty of
+    ``LogisticRegression`` (``C=1``) shrinks.
+
+    Parameters
+    ----------
+    sparse : bool, default=False
+        ``X`` is a sparse matrix: the scaler does not centre it
+        (``StandardScaler(with_mean=False)``), which would make it dense.
+
+    Returns
+    -------
+    learner : Pipeline
+        A new, unfitted pipeline.
+    """
+    return make_pipeline(StandardScaler(with_mean=not sparse), LogisticRegression())
 
 
 def auto_entry_weight_shrinkage(n_rows):
@@ -152,10 +171,15 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     %(estimator)s
-    %(code)s
+    code : {"ovo+ovr", "ovo", "ovr", "ecoc", "complete", "ternary_complete", "ordinal", \
+"sparse_random", "dense_random"}, names joined by "+", or array-like, default="ovo"
+        %(code.description)s
+        The default is one-vs-one, the paper's code for the convex
+        aggregation; :class:`ConvexAggregationClassifier`'s default is
+        ``"ovo+ovr"``, which its default aggregation model is made for.
     decoder : decoder, default=None
         Aggregation method with ``fit(Q, y, code, output)``; cloned.
-        ``ConvexDecoder()`` when None.
+        ``ConvexDecoder()`` (the paper's model) when None.
     %(cv)s
     %(ensemble)s
     %(n_jobs)s
@@ -165,41 +189,21 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-    code_matrix_ : ndarray of shape (n_classes, n_classifiers)
-    estimators_ : list of lists of fitted binary classifiers
-        The members that predict, whatever ``cv``: one list per member, each
-        with one fitted binary per code column. An ensemble (out-of-fold
-        outputs, ``ensemble="auto"`` or True) has one member per fold; every
-        other fit has one member (``estimators_[0]`` its binaries). Versions
-        before 0.2 held the single member's list itself.
-    ensemble_ : bool
-        Whether the members are an ensemble of fold binaries.
-    decoder_ : fitted decoder
-    binary_output_ : {"proba", "margin"}
-    oof_proba_ : ndarray of shape (n_samples, n_classes) or None
-        Out-of-fold class probabilities of the training rows (NaN for a row
-        in no test fold), from the outputs of the binaries not trained on
-        each row. Where a penalty of the aggregation was chosen by
-        cross-validation (``zero_entry_penalty="auto"`` within its limits, or
-        a list of values), the aggregation too was not fitted on the row: its
-        probabilities are those of the choice's fit on the other folds, at the
-        chosen value. Otherwise they are the fitted decoder's, whose weights
-        were fitted on these same rows (few weights: close to held-out
-        probabilities; QUALITY.md measures both). The calibration scores of
-        cross-conformal class sets
-        (:class:`convexagg.decision.ConformalClassifier`), at no extra fit.
-        None with ``cv="in_sample"`` or ``"prefit"`` (no out-of-fold outputs)
-        or a decoder without ``predict_proba``.
-    oof_fold_ : ndarray of shape (n_samples,) or None
-        With an ensemble, the member (fold) whose binaries gave each row's
-        out-of-fold outputs (-1 for none); None otherwise.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Only when ``X`` has string column names.
+    %(fitted_attributes)s
 
     Notes
     -----
+    ``X`` is passed to the binary learners as given -- a NumPy array, a
+    sparse matrix, a pandas or polars DataFrame with string, categorical or
+    missing values, a list of rows -- as scikit-learn's meta-estimators pass
+    it: only its number of rows, its number of features and its column names
+    are checked here (the same at ``predict`` as in ``fit``). What the learner
+    cannot take it refuses itself (the default learner: no strings, no
+    missing values); a learner that encodes or imputes columns (a
+    ``Pipeline`` with a ``ColumnTransformer``,
+    ``HistGradientBoostingClassifier(categorical_features="from_dtype")``)
+    fits tables as they come.
+
     Sample weights (``fit(X, y, sample_weight=...)``) weight the binary
     learners' fits (each on the rows of its problem) and the decoder's
     training criterion. With scikit-learn's metadata routing enabled, the
@@ -249,7 +253,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         cv=5,
         ensemble="auto",
         n_jobs=None,
-        random_state=None,
+        random_state=0,
         verbose=0,
         warm_start=False,
     ):
@@ -269,10 +273,11 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             decoder.set_params(verbose=self.verbose)
         return decoder
 
-    def _learners(self):
-        """The learner, or the list of per-column learners (or fitted binaries)."""
+    def _learners(self, X=None):
+        """The learner, or the list of per-column learners (or fitted binaries); for
+        ``estimator=None`` a new :func:`default_learner` for ``X`` (sparse or not)."""
         if self.estimator is None:
-            return LogisticRegression()
+            return default_learner(sparse=issparse(X))
         if isinstance(self.estimator, tuple):
             return list(self.estimator)
         return self.estimator
@@ -283,6 +288,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        if self.estimator is None:  # the default learner: sparse X (not centred), no NaN
+            tags.input_tags.sparse, tags.input_tags.allow_nan = True, False
+            return tags
         learners = self._learners()
         learners = learners if isinstance(learners, list) else [learners]
         try:
@@ -317,10 +325,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         plan = self._plan()
         return routing(self, learners, n_columns, self._splitters(plan), plan.prefit)
 
-    def _plan(self, warn=False):
+    def _plan(self):
         """``cv``, ``ensemble`` and ``estimator`` resolved (:func:`convexagg._training.plan`):
         which outputs the decoder is fitted on."""
-        return plan(self.cv, self.ensemble, self.estimator, warn=warn)
+        return plan(self.cv, self.ensemble, self.estimator)
 
     def _splitters(self, plan):
         """The splitters the fit uses, by routing name (``groups`` and the like go to their
@@ -329,13 +337,12 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # -- the fit skeleton: validation, seeds, fit parameters; fit, fit_decoder, the CV fit --
 
-    def _check_array_api(self, decoder=None):
+    def _check_array_api(self, decoder=None, X=None):
         """Raise for what the array-API path (``X`` on a device, see the user guide's
         array-API page) cannot do, naming the parameter: a learner without scikit-learn's
         array API support, ``n_jobs`` above 1, a decoder other than
-        :class:`ConvexDecoder`'s likelihood fit, ``binary_param_grid``, several
-        ``entry_weight_shrinkage`` values, a subclass
-        with its own ``fit`` (:class:`ConvexAggregationClassifierCV`)."""
+        :class:`ConvexDecoder`'s likelihood fit, a subclass with its own ``fit``
+        (:class:`ConvexAggregationClassifierCV`); subclasses add their parameters'."""
         name = type(self).__name__
         if type(self).fit is not CodeMatrixClassifier.fit:
             raise ValueError(
@@ -349,51 +356,52 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "True): its binaries are trained one after another on X's device (joblib "
                 "workers would copy the device arrays); leave n_jobs=None or 1."
             )
-        if getattr(self, "binary_param_grid", None) is not None:
-            raise ValueError(
-                "binary_param_grid cannot apply to array-API X (array_api_dispatch=True): "
-                "the candidates are compared on NumPy arrays; pass X as a NumPy array or "
-                "leave binary_param_grid=None."
-            )
-        if not isinstance(getattr(self, "entry_weight_shrinkage", None), (str, Real, type(None))):
-            raise ValueError(
-                "entry_weight_shrinkage as a list cannot apply to array-API X "
-                "(array_api_dispatch=True): its values are compared on NumPy arrays; pass X "
-                "as a NumPy array or one entry_weight_shrinkage value."
-            )
         if decoder is not None and not isinstance(decoder, ConvexDecoder):
             raise ValueError(
                 f"array-API X (array_api_dispatch=True) is decoded on its device by "
                 f"ConvexDecoder only; decoder={decoder!r} computes on NumPy arrays. Leave "
                 "decoder=None (ConvexDecoder()) or pass X as a NumPy array."
             )
-        check_array_api_learners(self._learners(), "estimator")
+        check_array_api_learners(self._learners(X), "estimator")
 
     def _validate_X(self, X, y="no_validation", reset=True):
-        """``validate_data`` with NaN allowed only where the binary learner takes it;
-        array-API ``X`` stays on its device (checked by :meth:`_check_array_api`)."""
+        """``X`` as given, with its number of features and its column names set
+        (``reset``) or checked against ``fit``'s: what the aggregation needs of it; the
+        binary learners validate the rest. Rows are taken from it: a sparse matrix is
+        CSR or CSC, an object without rows (no ``__getitem__``) and a Dask array (``fit``
+        takes in-memory ``X``) an array. Array-API ``X`` is validated on its device
+        (checked by :meth:`_check_array_api`)."""
         if array_namespace(X) is not None:
             # a fitted decoder decodes X's outputs on the device (predict, fit_decoder);
             # fit checks the decoder it is about to fit (_problem)
-            self._check_array_api(None if reset else self.decoder_)
-            if not isinstance(y, str):  # labels on the host, of any type (see fit)
-                check_lengths(X, y)
-                return self._validate_X(X, reset=reset), on_host(y)
-        allow_nan = get_tags(self).input_tags.allow_nan
-        return validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=["csr", "csc"],
-            ensure_all_finite="allow-nan" if allow_nan else True,
-            reset=reset,
-        )
+            self._check_array_api(None if reset else self.decoder_, X)
+            allow_nan = get_tags(self).input_tags.allow_nan
+            finite = "allow-nan" if allow_nan else True
+            X = validate_data(self, X, ensure_all_finite=finite, reset=reset)
+            return X if isinstance(y, str) else (X, on_host(y))  # labels on the host
+        if not reset and getattr(X, "ndim", None) == 1 and hasattr(self, "n_features_in_"):
+            raise ValueError(
+                f"Expected 2D array, got 1D array instead (shape {X.shape}) where "
+                f"{type(self).__name__} was fitted on {self.n_features_in_} features. Reshape "
+                "your data either using array.reshape(-1, 1) if your data has a single "
+                "feature or array.reshape(1, -1) if it contains a single sample."
+            )
+        if is_dask_array(X) or not (issparse(X) or hasattr(X, "__getitem__")):
+            X = np.asarray(X)  # rows are taken from it (scikit-learn's indexable)
+        elif issparse(X) and X.format not in ("csr", "csc"):
+            X = X.tocsr()
+        return validate_data(self, X, y, reset=reset, skip_check_array=True)
 
     def _validate_training_data(self, X, y):
         """``(X, y as class indices, classes)`` after every check of ``X`` and ``y``."""
         check_lengths(X, y)
         X, y = self._validate_X(X, y)
         y = column_or_1d(y, warn=True)
+        if y.size == 0:
+            raise ValueError(
+                "X and y have 0 samples (shape=(0,)) while a minimum of 1 is required; a "
+                "classifier needs samples of at least 2 classes."
+            )
         check_targets(y)
         encoder = LabelEncoder().fit(y)
         classes = encoder.classes_
@@ -410,9 +418,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if hasattr(decoder, "_validate_params"):
             decoder._validate_params()
         if hasattr(decoder, "_check_settings"):
-            with warnings.catch_warnings():  # deprecations warn once, from the decoder's fit
-                warnings.simplefilter("ignore", FutureWarning)
-                decoder._check_settings()
+            decoder._check_settings()
         if hasattr(decoder, "_check_output"):
             decoder._check_output(output)
 
@@ -420,7 +426,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """For array-API ``X``, before anything is moved or trained: what cannot apply
         (:meth:`_check_array_api`), the decoder's formulation and Dask ``y`` or weights."""
         if array_namespace(X) is not None:
-            self._check_array_api(decoder)
+            self._check_array_api(decoder, X)
             check_array_api_settings(
                 decoder.formulation,
                 y,
@@ -444,7 +450,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Validate ``X``, ``y`` and the learners, build the code, the per-column
         seeds and fit parameters, and check the decoder against the binaries'
         output kind: everything before training anything."""
-        plan = self._plan(warn=True)
+        plan = self._plan()
         self._check_device_fit(X, y, decoder, sample_weight)
         X, y_enc, classes = self._validate_training_data(X, y)
         sample_weight = self._check_weights(sample_weight, X)
@@ -457,7 +463,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "with cv='prefit', estimator must be a list of fitted binary classifiers, "
                 f"one per code column ({code.shape[1]}); got {self.estimator!r}."
             )
-        learners, output = check_learners(self._learners(), code.shape[1], prefit)
+        learners, output = check_learners(self._learners(X), code.shape[1], prefit)
         self._decoder_for_code(decoder, code, parts)
         self._check_decoder(decoder, output)  # before any binary is trained
         learner_params, split_params = fit_parameters(
@@ -511,7 +517,12 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return warm.set_params(**{**decoder.get_params(deep=False), "warm_start": True})
 
     def _fit_decoder(self, decoder, training, p):
-        """Fit ``decoder`` on the training outputs (the rows that have one)."""
+        """Fit ``decoder`` on the training outputs: where a subclass resolves the
+        decoder's parameters that depend on them first."""
+        return self._fit_on_outputs(decoder, training, p)
+
+    def _fit_on_outputs(self, decoder, training, p):
+        """Fit ``decoder``, as it is, on the training outputs (the rows that have one)."""
         Q, rows = take_rows(training.Q, training.rows), training.rows
         self._log(f"fitting {type(decoder).__name__} on {Q.shape[0]} x {Q.shape[1]} outputs")
         kwargs = {}
@@ -527,7 +538,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _train(self, p, warm=None):
         return train(
             p,
-            check_learners(self._learners(), p.code.shape[1], p.plan.prefit)[0],
+            check_learners(self._learners(p.X), p.code.shape[1], p.plan.prefit)[0],
             p.plan,
             self.n_jobs,
             Reporter(type(self).__name__, self.verbose),
@@ -638,7 +649,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         M = self.code_matrix_.shape[1]
         seeds = getattr(self, "_column_seeds", [None] * M)
         fitted = self._fitted
-        learners = self._learners()
+        learners = self._learners(X)
         if not fitted.plan.prefit:
             learners = check_learners(learners, M, False)[0]
         new_folds = fitted.plan.out_of_fold and fitted.tests is None
@@ -671,7 +682,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         p = self._refit_problem(X, y, sample_weight, fit_params)
         learners = None
         if p.plan.out_of_fold and self._fitted.tests is None:
-            learners = check_learners(self._learners(), p.code.shape[1], False)[0]
+            learners = check_learners(self._learners(p.X), p.code.shape[1], False)[0]
         return p, decoder_outputs(self._fitted, p, learners, self.n_jobs)
 
     def training_outputs(self, X, y, sample_weight=None, **fit_params):
@@ -838,7 +849,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """The decoder's ``method`` (``"predict_proba"`` or ``"predict_log_proba"``)
         on each member's outputs on ``X`` (validated here). Members whose binaries
         are all logistic regressions hand the decoder their log-odds where it takes
-        them (``ConvexDecoder.predict_proba_from_log_odds``): one ``exp`` and one
+        them (``ConvexDecoder.predict_proba_from_log_odds``, ``X`` validated by the
+        binaries' :func:`~convexagg.binary.predict_log_odds`): one ``exp`` and one
         ``log1p`` per output instead of the sigmoid and two logs."""
         X = self._validate_X(X, reset=False)
         decode = getattr(self.decoder_, method)
@@ -847,7 +859,7 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             from_log_odds = None
         decoded = []
         for member in self._members():
-            Z = None if from_log_odds is None else predict_log_odds(member, X, check_input=False)
+            Z = None if from_log_odds is None else predict_log_odds(member, X)
             if Z is not None:
                 decoded.append(from_log_odds(Z))
             else:
@@ -1050,271 +1062,113 @@ def _column_penalty_of_parts(by_part, code, parts, n_classifiers):
     return strengths
 
 
-def _shared_decoder_parameters(estimator_cls):
-    """The parameters an estimator hands to its ``ConvexDecoder`` unchanged: those of
-    its own signature that the decoder has too (they mean the same in both)."""
-    decoder = set(ConvexDecoder._get_param_names())
-    return [name for name in estimator_cls._get_param_names() if name in decoder]
+#: the parameters ConvexAggregationClassifier and ConvexAggregationClassifierCV hand to
+#: their ConvexDecoder, each meaning the same in both (``alpha`` aside: the CV estimator's
+#: is chosen); ``entry_weight_shrinkage``, ``column_penalty`` and ``zero_entry_penalty``
+#: as resolved for the data (:meth:`ConvexAggregationBase._resolve_penalties`)
+DECODER_PARAMETERS = (
+    "loss",
+    "penalty",
+    "l1_ratio",
+    "fit_intercept",
+    "entry_weight_shrinkage",
+    "column_penalty",
+    "zero_entry_penalty",
+    "solver",
+    "warm_start",
+    "verbose",
+)
 
 
-@fill_doc
-class ConvexAggregationClassifier(CodeMatrixClassifier):
-    """The paper's method as one estimator: binaries plus :class:`ConvexDecoder`.
+def aggregation_constraints(**own):
+    """``_parameter_constraints`` of a convex-aggregation estimator: the fit skeleton's
+    (:class:`CodeMatrixClassifier`'s, ``decoder`` aside), the decoder's for the
+    parameters handed to it, the values only the estimators resolve ("auto", lists,
+    parts), then the class's ``own``."""
+    constraints = {
+        k: v for k, v in CodeMatrixClassifier._parameter_constraints.items() if k != "decoder"
+    }
+    constraints.update({k: ConvexDecoder._parameter_constraints[k] for k in DECODER_PARAMETERS})
+    constraints.update(
+        {
+            "column_penalty": ["array-like", dict, None, StrOptions({"auto"})],
+            "entry_weight_shrinkage": [
+                Interval(Real, 0, None, closed="right"),
+                None,
+                StrOptions({"auto"}),
+                "array-like",
+            ],
+            "zero_entry_penalty": [
+                Interval(Real, 0, None, closed="left"),
+                None,
+                StrOptions({"auto"}),
+                "array-like",
+            ],
+        }
+    )
+    constraints.update(own)
+    return constraints
 
-    ``CodeMatrixClassifier(estimator, code=code, decoder=ConvexDecoder(alpha=alpha,
-    ...))`` with the decoder's parameters on the estimator, so a grid search can
-    set them (``alpha``, ``solver__tol``); they are handed to the decoder whole.
 
-    The default model extends the paper's by a weight per class and binary
-    classifier (per nonzero code entry), shrunk toward the classifier's weight
-    (``entry_weight_shrinkage="auto"``: 2 / n within [0.001, 0.01] for ``n``
-    rows, with the L2 penalty): a classifier
-    may count more for one of its two sides than for the other. It is the
-    measured better default (QUALITY.md); ``entry_weight_shrinkage=None`` fits
-    the paper's model, one weight per binary classifier, as
-    :class:`ConvexDecoder` does by default.
-    The paper's other training criteria (large margin, stiffness) are
-    ``CodeMatrixClassifier(decoder=ConvexDecoder(formulation=...))``; to choose
-    ``alpha`` by cross-validation, see :class:`ConvexAggregationClassifierCV`.
+class ConvexAggregationBase(CodeMatrixClassifier):
+    """The private base of :class:`ConvexAggregationClassifier` and
+    :class:`~convexagg.ConvexAggregationClassifierCV` (not public API; neither
+    is a subclass of the other): binaries plus a
+    :class:`ConvexDecoder` of the default aggregation model, whose data-dependent
+    parts (``"auto"`` values, lists chosen by cross-validation, strengths by code
+    part) are resolved for the data by :meth:`_resolve_penalties`.
 
-    Parameters
-    ----------
-    %(estimator)s
-    code : {"ovr", "ovo", "ecoc", "complete", "sparse_random", "dense_random"} or \
-array-like, default="ovo+ovr"
-        %(code.description)s
-        The default weighs the one-vs-one and the one-vs-rest binaries in one
-        aggregation: on the Kull et al. suite it ranks before every calibrated
-        multinomial logistic regression measured (QUALITY.md, "The third
-        switch"), and each column's folds chained (``cv``) keep its fit within
-        1.2x the temperature-calibrated one-vs-one's on letter.
-    alpha : float, default=1e-3
-        %(alpha.description)s
-        The default is ten times :class:`ConvexDecoder`'s: with the weights
-        fitted on shuffled out-of-fold outputs it kept the Kull et al. suite's
-        sets of few rows per class from confident mistakes (QUALITY.md, "The
-        second switch").
-    %(loss)s
-    %(penalty)s
-    %(l1_ratio)s
-    fit_intercept : bool, default=True
-        %(fit_intercept.description)s
-        On by default: the intercepts carry the class priors the binaries'
-        losses leave out; on the Kull et al. suite they took the default's
-        log-loss rank from 2.70 to 2.43 and its Brier rank from 2.43 to 2.26,
-        and they are no worse on the ten data sets (QUALITY.md, "The fourth
-        switch").
-    entry_weight_shrinkage : float, None, "auto" or list of float, default="auto"
-        %(entry_weight_shrinkage.description)s
-        "auto" with ``penalty="l2"``: ``DEFAULT_ENTRY_WEIGHT_PRIOR / n`` (2 / n
-        for the ``n`` rows the weights are fitted on, the sum of their sample
-        weights when given: a fixed prior on the summed log-likelihood) kept
-        within ``ENTRY_WEIGHT_SHRINKAGE_RANGE``,
-        [0.001, 0.01]. So 0.01 up to 200 rows, where a weaker shrinkage lost
-        (ecoli, glass, wine), and 0.001 from 2,000, where it won on every
-        Kull et al. set (QUALITY.md, "The fifth switch"); the value used is
-        in ``entry_weight_shrinkage_``. None with ``"l1"`` and
-        ``"elasticnet"``, whose penalty the shrinkage's L2 term does not
-        join. A list of at least two values
-        (e.g. ``[0.01, 0.003, 0.001]``): the one of smallest log-loss in a
-        3-fold cross-validation of the aggregation alone on the outputs it is
-        fitted on (the binaries are not retrained; ties go to the first value;
-        each fold's fits warm-started along the list), in
-        ``entry_weight_shrinkage_``; the best shrinkage differs between data
-        sets (QUALITY.md, "Choosing the shrinkage").
-    column_penalty : array-like of shape (n_classifiers,), dict or "auto", \
-default="auto"
-        %(column_penalty_parts.description)s
-        "auto": ``DEFAULT_OVR_COLUMN_PENALTY`` (0.1) on the one-vs-rest columns
-        of a combined code (``"ovo+ovr"``) that no other part has, so that the
-        aggregation leans on the one-vs-one binaries and takes from the
-        one-vs-rest ones what they add (QUALITY.md); none for any other code
-        (with two classes every part is the same column).
-    zero_entry_penalty : float, None, "auto" or list of float, default="auto"
-        %(zero_entry_penalty.description)s
-        A list of at least two values (e.g. ``[1, 0.1, 0.01]``): the one of
-        smallest log-loss in a 3-fold cross-validation of the aggregation
-        alone, as for a list of ``entry_weight_shrinkage`` (not together with
-        one). "auto": such a choice among ``c / n`` for ``c`` in
-        ``ZERO_ENTRY_PRIORS`` (80, 20, 5, 1.25) and the ``n`` rows the weights are
-        fitted on (the sum of their sample weights when given): fixed priors
-        on the summed log-likelihood, the strongest first. The best strength
-        differs between data sets by more than a factor of 64 (QUALITY.md,
-        "Choosing the zero entries' strength"). "auto" weighs the zero entries
-        only where their fit is affordable: at most
-        ``ZERO_ENTRY_AUTO_MAX_WEIGHTS`` (3,000) zero-entry weights -- up to 15
-        classes with the default code -- and at most
-        ``ZERO_ENTRY_AUTO_MAX_ROWS`` (3,000) rows; beyond either, and without
-        entry weights, with a list of ``entry_weight_shrinkage`` or on
-        array-API inputs, it is None (the model without them; ``verbose``
-        says why). Give a float or a list to weigh them regardless. The value
-        used is in ``zero_entry_penalty_``.
-    %(solver)s
-    %(cv)s
-    %(binary_param_grid)s
-    %(ensemble)s
-    %(n_jobs)s
-    %(random_state)s
-    %(verbose)s
-    %(warm_start)s
-    %(deprecated_solver_settings)s
-
-    Attributes
-    ----------
-    weights_ : ndarray of shape (n_classifiers,)
-        Learned aggregation weights.
-    entry_weights_ : ndarray of shape (n_classes, n_classifiers)
-        The weight of each code entry (``weights_`` in every nonzero entry of
-        its column without ``entry_weight_shrinkage``).
-    zero_entry_weights_ : ndarray of shape (2, n_classes, n_classifiers)
-        The zero entries' weights of each side (zeros without
-        ``zero_entry_penalty``).
-    intercept_ : ndarray of shape (n_classes,)
-        Learned class intercepts (zeros without ``fit_intercept``).
-    n_iter_ : int
-        Solver iterations.
-    entry_weight_shrinkage_ : float or None
-        The shrinkage the weights were fitted with: "auto" resolved for the
-        rows, the value chosen from a list, or the value given (None: one
-        weight per classifier).
-    entry_weight_shrinkage_scores_ : ndarray of shape (n_values,) or None
-        With a list of ``entry_weight_shrinkage`` values: each one's
-        cross-validated log-loss (sample-weighted mean over the held-out rows);
-        else None.
-    zero_entry_penalty_ : float or None
-        The zero entries' strength the weights were fitted with: "auto" resolved
-        for the rows, the value chosen from a list, or the value given (None:
-        the zero entries carry no weight).
-    zero_entry_penalty_scores_ : ndarray of shape (n_values,) or None
-        With a list of ``zero_entry_penalty`` values, or ``"auto"`` within its
-        limits: each one's cross-validated log-loss; NaN for the priors of
-        ``"auto"`` not fitted (they are fitted from strong to weak until the
-        score rises); else None.
-    best_binary_params_ : dict
-        With ``binary_param_grid``: the chosen parameters of the binary learner.
-    binary_grid_results_ : dict
-        With ``binary_param_grid``: ``"params"`` (the candidates, in order) and
-        ``"log_loss"`` (ndarray, each one's aggregated out-of-fold log-loss).
-    classes_, code_matrix_, estimators_, decoder_, binary_output_, n_features_in_
-        As in :class:`CodeMatrixClassifier`.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from convexagg import ConvexAggregationClassifier
-    >>> X, y = load_iris(return_X_y=True)
-    >>> clf = ConvexAggregationClassifier(code="ovo").fit(X, y)
-    >>> clf.predict_proba(X[:2]).shape
-    (2, 3)
+    A sibling defines its own ``__init__`` (the parameters of
+    :data:`DECODER_PARAMETERS` among them), ``_parameter_constraints`` and
+    :meth:`_decoder_alpha`.
     """
 
-    def __init__(
-        self,
-        estimator=None,
-        *,
-        code="ovo+ovr",
-        alpha=1e-3,
-        loss="cross_entropy",
-        penalty="l2",
-        l1_ratio=None,
-        fit_intercept=True,
-        entry_weight_shrinkage="auto",
-        column_penalty="auto",
-        zero_entry_penalty="auto",
-        solver="auto",
-        cv=5,
-        binary_param_grid=None,
-        ensemble="auto",
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-        warm_start=False,
-        tol="deprecated",
-        max_iter="deprecated",
-        newton="deprecated",
-        dtype="deprecated",
-        init="deprecated",
-    ):
-        self.estimator = estimator
-        self.code = code
-        self.alpha = alpha
-        self.loss = loss
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.fit_intercept = fit_intercept
-        self.entry_weight_shrinkage = entry_weight_shrinkage
-        self.column_penalty = column_penalty
-        self.zero_entry_penalty = zero_entry_penalty
-        self.solver = solver
-        self.cv = cv
-        self.binary_param_grid = binary_param_grid
-        self.ensemble = ensemble
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.tol = tol
-        self.max_iter = max_iter
-        self.newton = newton
-        self.dtype = dtype
-        self.init = init
+    def _decoder_alpha(self):
+        """The decoder's ``alpha``."""
+        raise NotImplementedError
 
-    _own_constraints = {
-        "binary_param_grid": [dict, list, None],
-        "column_penalty": ["array-like", dict, None, StrOptions({"auto"})],
-        "entry_weight_shrinkage": [
-            Interval(Real, 0, None, closed="right"),
-            None,
-            StrOptions({"auto"}),
-            "array-like",
-        ],
-        "zero_entry_penalty": [
-            Interval(Real, 0, None, closed="left"),
-            None,
-            StrOptions({"auto"}),
-            "array-like",
-        ],
-    }
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._complete_constraints()
-
-    @classmethod
-    def _complete_constraints(cls):
-        """The decoder's constraints for the parameters handed to it, taken from it, then
-        the ``_own_constraints`` of this class and its bases (a subclass's last), for the
-        parameters of its signature."""
-        shared = _shared_decoder_parameters(cls)
-        names = set(cls._get_param_names())
-        constraints = {
-            k: v for k, v in CodeMatrixClassifier._parameter_constraints.items() if k != "decoder"
-        }
-        constraints.update({k: ConvexDecoder._parameter_constraints[k] for k in shared})
-        for klass in reversed(cls.__mro__):
-            own = klass.__dict__.get("_own_constraints", {})
-            constraints.update({k: v for k, v in own.items() if k in names})
-        cls._parameter_constraints = constraints
+    def _choice_alpha(self):
+        """The ``alpha`` at which the penalties given as "auto" or a list are chosen."""
+        return self._decoder_alpha()
 
     def _make_decoder(self, **overrides):
-        params = {name: getattr(self, name) for name in _shared_decoder_parameters(type(self))}
-        if isinstance(params.get("column_penalty"), (dict, str)):
+        params = {name: getattr(self, name) for name in DECODER_PARAMETERS}
+        params["alpha"] = self._decoder_alpha()
+        if isinstance(params["column_penalty"], (dict, str)):
             params["column_penalty"] = None  # by part or "auto": set once the code is built
         chosen = self._penalty_candidates()  # checks the lists before any training
-        given = params.get("entry_weight_shrinkage")
+        given = params["entry_weight_shrinkage"]
         if isinstance(given, str) or "entry_weight_shrinkage" in chosen:
-            # "auto" or several values: _fit_decoder resolves them
+            # "auto" or several values: _resolve_penalties resolves them
             values = chosen.get("entry_weight_shrinkage")
             params["entry_weight_shrinkage"] = self._fitted_or_placeholder_shrinkage(values)
-        if isinstance(params.get("zero_entry_penalty"), str):
-            # "auto": none until _fit_decoder knows whether the zero entries apply
+        if isinstance(params["zero_entry_penalty"], str):
+            # "auto": none until _resolve_penalties knows whether the zero entries apply
             params["zero_entry_penalty"] = None
         elif "zero_entry_penalty" in chosen:
-            # several values: a float for the checks before training; _fit_decoder chooses
+            # several values: a float for the checks before training; chosen on the outputs
             params["zero_entry_penalty"] = chosen["zero_entry_penalty"][0]
         return ConvexDecoder(**{**params, **overrides})
 
+    def _check_array_api(self, decoder=None, X=None):
+        super()._check_array_api(decoder, X)
+        if not isinstance(self.entry_weight_shrinkage, (str, Real, type(None))):
+            raise ValueError(
+                "entry_weight_shrinkage as a list cannot apply to array-API X "
+                "(array_api_dispatch=True): its values are compared on NumPy arrays; pass X "
+                "as a NumPy array or one entry_weight_shrinkage value."
+            )
+
     def _fit_decoder(self, decoder, training, p):
+        return self._fit_on_outputs(self._resolve_penalties(decoder, training, p), training, p)
+
+    def _resolve_penalties(self, decoder, training, p):
+        """``decoder`` with the penalties that depend on the training outputs resolved:
+        ``entry_weight_shrinkage="auto"`` for their number of rows, the penalty given as a
+        list or ``zero_entry_penalty="auto"`` chosen by cross-validation on them (at
+        :meth:`_choice_alpha`). Sets ``entry_weight_shrinkage_``,
+        ``zero_entry_penalty_`` and their ``_scores_``, and the choice's held-out
+        probabilities for ``oof_proba_``."""
         # the "auto" priors hold for the rows the weights are fitted on: their number, or
         # the sum of their sample weights (integer weights fit as repeated rows)
         rows = training.rows
@@ -1323,24 +1177,25 @@ default="auto"
             if p.sample_weight is None
             else float(on_host(take_rows(p.sample_weight, rows)).sum())
         )
-        if isinstance(getattr(self, "entry_weight_shrinkage", None), str) and self.penalty == "l2":
+        if isinstance(self.entry_weight_shrinkage, str) and self.penalty == "l2":
             decoder.set_params(entry_weight_shrinkage=auto_entry_weight_shrinkage(n_rows))
         chosen = self._penalty_candidates()
-        auto = getattr(self, "zero_entry_penalty", None) == "auto" and self._zero_entries_apply(
+        auto = isinstance(self.zero_entry_penalty, str) and self._zero_entries_apply(
             decoder, p, chosen, rows
         )
         if auto:
             chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
         scores = dict.fromkeys(CHOSEN_PENALTIES)
         self._held_out_proba = None  # the choice's, for oof_proba_ (_set_out_of_fold)
+        alpha = self._choice_alpha()
         for name, values in chosen.items():
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
-            self._log(f"choosing {name} among {list(values)}")
+            self._log(f"choosing {name} among {list(values)} at alpha={alpha:g}")
             # "auto"'s priors (then the only values chosen), strong to weak, are fitted until
             # the score rises (ZERO_ENTRY_PRIORS); a list given is scored whole
             best, scores[name], self._held_out_proba = select_penalty(
-                decoder,
+                clone(decoder).set_params(alpha=alpha),
                 Q,
                 y,
                 p.code,
@@ -1353,19 +1208,18 @@ default="auto"
             )
             decoder.set_params(**{name: values[best]})
             self._log(f"{name}={values[best]:g}; held-out log-loss {scores[name]}")
-        if hasattr(self, "entry_weight_shrinkage"):  # not the CV estimator
-            # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
-            for name in CHOSEN_PENALTIES:
-                setattr(self, f"{name}_", getattr(decoder, name))
-                setattr(self, f"{name}_scores_", scores[name])
-        return super()._fit_decoder(decoder, training, p)
+        # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
+        for name in CHOSEN_PENALTIES:
+            setattr(self, f"{name}_", getattr(decoder, name))
+            setattr(self, f"{name}_scores_", scores[name])
+        return decoder
 
     def _penalty_candidates(self):
         """``{name: values}`` for each penalty of ``CHOSEN_PENALTIES`` given as a list
         (checked). Both at once raise: each is chosen with the other fixed."""
         chosen = {}
         for name in CHOSEN_PENALTIES:
-            given = getattr(self, name, None)  # not the CV estimator's
+            given = getattr(self, name)
             if given is not None and not isinstance(given, (str, Real)):
                 chosen[name] = check_candidates(name, given)
         if len(chosen) == len(CHOSEN_PENALTIES):
@@ -1400,10 +1254,10 @@ default="auto"
         return not why
 
     def _fitted_or_placeholder_shrinkage(self, values):
-        """The decoder's shrinkage before ``_fit_decoder`` resolves "auto" or a list
-        (``values``, checked; None for "auto"): the fitted ``entry_weight_shrinkage_``,
-        else the range's top ("auto") or the list's first value, for the checks before
-        training. "auto" is None (one weight per
+        """The decoder's shrinkage before :meth:`_resolve_penalties` resolves "auto" or a
+        list (``values``, checked; None for "auto"): the fitted
+        ``entry_weight_shrinkage_``, else the range's top ("auto") or the list's first
+        value, for the checks before training. "auto" is None (one weight per
         classifier) under ``"l1"`` and ``"elasticnet"``: the shrinkage is an L2 term,
         which the fit adds to the L2 penalty only."""
         if values is None and self.penalty != "l2":  # "auto"
@@ -1420,36 +1274,6 @@ default="auto"
         elif isinstance(by_part, dict):
             strengths = _column_penalty_of_parts(by_part, self.code, parts, code.shape[1])
             decoder.set_params(column_penalty=strengths)
-
-    def _learners(self):
-        """The learner(s), with the chosen ``binary_param_grid`` parameters once fitted
-        (``fit_decoder``'s new fold models use them)."""
-        learners = super()._learners()
-        chosen = getattr(self, "best_binary_params_", None)
-        if chosen is None or getattr(self, "binary_param_grid", None) is None:
-            return learners
-        return learners_with(learners, chosen)
-
-    def _train(self, p, warm=None):
-        grid = getattr(self, "binary_param_grid", None)  # not a parameter of the CV estimator
-        if grid is None:
-            return super()._train(p, warm)
-        learners = check_learners(super()._learners(), p.code.shape[1], p.plan.prefit)[0]
-        candidates = check_param_grid(grid, learners, p.plan, self.cv)
-
-        def fit_decoder(training):
-            return self._fit_decoder(self._make_decoder(), training, p)
-
-        log = Reporter(type(self).__name__, self.verbose)
-        best, scores, chosen, oof = select_binaries(
-            p, learners, candidates, p.plan, self.n_jobs, fit_decoder, log
-        )
-        # no warm binaries: refitted in place they would keep their previous parameters
-        training = train(p, chosen, p.plan, self.n_jobs, log, None, oof=oof)
-        # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
-        self.best_binary_params_ = candidates[best]
-        self.binary_grid_results_ = {"params": candidates, "log_loss": scores}
-        return training
 
     @property
     def weights_(self):
@@ -1483,4 +1307,159 @@ default="auto"
         return self.decoder_.n_iter_
 
 
-ConvexAggregationClassifier._complete_constraints()
+@fill_doc
+class ConvexAggregationClassifier(ConvexAggregationBase):
+    """The paper's method as one estimator: binaries plus :class:`ConvexDecoder`.
+
+    ``CodeMatrixClassifier(estimator, code=code, decoder=ConvexDecoder(alpha=alpha,
+    ...))`` with the decoder's parameters on the estimator, so a grid search can
+    set them (``alpha``, ``solver__tol``); they are handed to the decoder whole
+    (:data:`DECODER_PARAMETERS`), with what depends on the data resolved for it.
+
+    The default model extends the paper's by a weight per class and binary
+    classifier (per nonzero code entry), shrunk toward the classifier's weight
+    (``entry_weight_shrinkage="auto"``: 2 / n within [0.001, 0.01] for ``n``
+    rows, with the L2 penalty): a classifier may count more for one of its two
+    sides than for the other; by weights on the zero code entries where their
+    fit is affordable (``zero_entry_penalty="auto"``); by class intercepts; and
+    by a weaker voice for the one-vs-rest columns of its ``"ovo+ovr"`` code
+    (``column_penalty="auto"``). It is the measured better default
+    (QUALITY.md); ``entry_weight_shrinkage=None, zero_entry_penalty=None,
+    fit_intercept=False`` fits the paper's model, one weight per binary
+    classifier, as :class:`ConvexDecoder` does by default. The paper's other
+    training criteria (large margin, stiffness) are
+    ``CodeMatrixClassifier(decoder=ConvexDecoder(formulation=...))``; the same
+    model with ``alpha`` chosen by cross-validation is
+    :class:`ConvexAggregationClassifierCV`.
+
+    Parameters
+    ----------
+    %(estimator)s
+    %(model_code)s
+    alpha : float, default=1e-3
+        %(alpha.description)s
+        The default is ten times :class:`ConvexDecoder`'s: with the weights
+        fitted on shuffled out-of-fold outputs it keeps sets of few rows per
+        class from confident mistakes (QUALITY.md).
+    %(loss)s
+    %(penalty)s
+    %(l1_ratio)s
+    %(model_fit_intercept)s
+    %(model_entry_weight_shrinkage)s
+    %(model_column_penalty)s
+    %(model_zero_entry_penalty)s
+    %(solver)s
+    %(cv)s
+    %(binary_param_grid)s
+    %(ensemble)s
+    %(n_jobs)s
+    %(random_state)s
+    %(verbose)s
+    %(warm_start)s
+
+    Attributes
+    ----------
+    %(model_attributes)s
+    best_binary_params_ : dict
+        With ``binary_param_grid``: the chosen parameters of the binary learner.
+    binary_grid_results_ : dict
+        With ``binary_param_grid``: ``"params"`` (the candidates, in order) and
+        ``"log_loss"`` (ndarray, each one's aggregated out-of-fold log-loss).
+    %(fitted_attributes)s
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from convexagg import ConvexAggregationClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = ConvexAggregationClassifier(code="ovo").fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 3)
+    """
+
+    _parameter_constraints = aggregation_constraints(
+        alpha=ConvexDecoder._parameter_constraints["alpha"],
+        binary_param_grid=[dict, list, None],
+    )
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        code="ovo+ovr",
+        alpha=DEFAULT_ALPHA,
+        loss="cross_entropy",
+        penalty="l2",
+        l1_ratio=None,
+        fit_intercept=True,
+        entry_weight_shrinkage="auto",
+        column_penalty="auto",
+        zero_entry_penalty="auto",
+        solver="auto",
+        cv=5,
+        binary_param_grid=None,
+        ensemble="auto",
+        n_jobs=None,
+        random_state=0,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.estimator = estimator
+        self.code = code
+        self.alpha = alpha
+        self.loss = loss
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.entry_weight_shrinkage = entry_weight_shrinkage
+        self.column_penalty = column_penalty
+        self.zero_entry_penalty = zero_entry_penalty
+        self.solver = solver
+        self.cv = cv
+        self.binary_param_grid = binary_param_grid
+        self.ensemble = ensemble
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _decoder_alpha(self):
+        return self.alpha
+
+    def _check_array_api(self, decoder=None, X=None):
+        super()._check_array_api(decoder, X)
+        if self.binary_param_grid is not None:
+            raise ValueError(
+                "binary_param_grid cannot apply to array-API X (array_api_dispatch=True): "
+                "the candidates are compared on NumPy arrays; pass X as a NumPy array or "
+                "leave binary_param_grid=None."
+            )
+
+    def _learners(self, X=None):
+        """The learner(s), with the chosen ``binary_param_grid`` parameters once fitted
+        (``fit_decoder``'s new fold models use them)."""
+        learners = super()._learners(X)
+        chosen = getattr(self, "best_binary_params_", None)  # a fitted attribute
+        if chosen is None or self.binary_param_grid is None:
+            return learners
+        return learners_with(learners, chosen)
+
+    def _train(self, p, warm=None):
+        if self.binary_param_grid is None:
+            return super()._train(p, warm)
+        learners = check_learners(super()._learners(p.X), p.code.shape[1], p.plan.prefit)[0]
+        candidates = check_param_grid(self.binary_param_grid, learners, p.plan, self.cv)
+
+        def fit_decoder(training):
+            return self._fit_decoder(self._make_decoder(), training, p)
+
+        log = Reporter(type(self).__name__, self.verbose)
+        best, scores, chosen, oof = select_binaries(
+            p, learners, candidates, p.plan, self.n_jobs, fit_decoder, log
+        )
+        # no warm binaries: refitted in place they would keep their previous parameters
+        training = train(p, chosen, p.plan, self.n_jobs, log, None, oof=oof)
+        # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
+        self.best_binary_params_ = candidates[best]
+        self.binary_grid_results_ = {"params": candidates, "log_loss": scores}
+        return training

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
+from ._array_api import take_rows
 from ._docstrings import fill_doc
 from ._sklearn import fit_context
 from ._training import Plan, check_learners, cv_splits, rows_of, subproblem
@@ -15,7 +16,7 @@ from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
 from .aggregation import MAX_ALPHA
 from .binary import predict_binaries
-from .estimator import ConvexAggregationClassifier
+from .estimator import DEFAULT_ALPHA, ConvexAggregationBase, aggregation_constraints
 from .path import path_decoder, problem_path
 
 __all__ = ["ConvexAggregationClassifierCV", "default_alphas"]
@@ -41,17 +42,15 @@ def default_alphas(n_alphas=13):
 
 
 @fill_doc
-class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
-    """Convex aggregation with ``alpha`` chosen by cross-validated log-loss.
+class ConvexAggregationClassifierCV(ConvexAggregationBase):
+    """The default convex aggregation with ``alpha`` chosen by cross-validated log-loss.
 
-    ``alpha`` is the paper's ``lambda`` of eq. 12 (with ``penalty="l2"``), which
-    the paper set by inspecting the regularisation path (section 5.1, Fig. 3)
-    and then fixed at ``1e-4``; here it is chosen from the data. Every other
-    parameter is :class:`ConvexAggregationClassifier`'s, with the same meaning
-    -- ``cv`` included: which binary outputs the weights are fitted on -- and
-    ``alphas`` replaces ``alpha``. Its model is the paper's, one weight per
-    binary classifier: it has no ``entry_weight_shrinkage`` (the parent's
-    default entry weights) and no ``binary_param_grid``.
+    :class:`ConvexAggregationClassifier`'s model -- the same parameters, with
+    the same defaults and meanings, ``cv`` included (which binary outputs the
+    weights are fitted on) -- with ``alphas`` and ``alpha_cv`` in place of
+    ``alpha``. ``alpha`` is the paper's ``lambda`` of eq. 12 (with
+    ``penalty="l2"``), which the paper set by inspecting the regularisation
+    path (section 5.1, Fig. 3); here it is chosen from the data.
 
     Each ``alpha`` of the grid is scored on the ``alpha_cv`` folds by the
     log-loss, on the fold's held-out rows, of weights fitted on the other rows
@@ -60,23 +59,41 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     previous one); ``alpha_`` minimises the mean over folds (ties go to the
     larger ``alpha``). Which outputs those are follows ``cv``:
 
-    * ``cv="in_sample"`` (the paper's protocol: weights fitted on the binaries' outputs
-      on their own training rows): the binaries are trained **once per fold**
-      on the fold's other rows; the weights are fitted on their outputs on
-      those rows and scored on their outputs on the held-out rows, which they
+    * ``cv`` a number of folds (the default, 5) or a splitter (out-of-fold
+      outputs): the out-of-fold outputs are computed once, as in the sibling's
+      ``fit``, and the aggregation alone is cross-validated on them -- no
+      binary is trained per ``alpha`` fold. The weights at ``alpha_`` are fitted
+      on all of them.
+    * ``cv="in_sample"`` (the paper's protocol: weights fitted on the binaries'
+      outputs on their own training rows): the binaries are trained **once per
+      fold** on the fold's other rows; the weights are fitted on their outputs
+      on those rows and scored on their outputs on the held-out rows, which they
       never saw. The binaries and the weights at ``alpha_`` are then refitted
       on all the data.
-    * ``cv`` a number of folds (the default, 5) or a splitter (out-of-fold outputs): the
-      out-of-fold outputs are computed once, as in the parent's ``fit``, and the
-      aggregation alone is cross-validated on them -- no binary is trained per
-      ``alpha`` fold. The weights at ``alpha_`` are fitted on all of them.
     * ``cv="prefit"`` (or binaries wrapped in ``FrozenEstimator``): the same on the
       given binaries' outputs.
+
+    **What the path carries, and what is chosen before it.** Every part of
+    the model that does not depend on ``alpha``'s value is on the path: the
+    code, the loss and penalty, the intercepts, the entry weights, the column
+    penalty (absolute: it does not scale with ``alpha``) and the zero entries'
+    weights. The parts the sibling resolves for the data are resolved once, on
+    the outputs the weights at ``alpha_`` are fitted on, as
+    :class:`ConvexAggregationClassifier` resolves them, and held fixed along
+    the path: ``column_penalty="auto"`` for the code; ``entry_weight_shrinkage``
+    ``"auto"`` for their number of rows; a list of ``entry_weight_shrinkage``
+    or ``zero_entry_penalty``, and ``zero_entry_penalty="auto"``, chosen by the
+    sibling's 3-fold cross-validation at its default ``alpha``
+    (``DEFAULT_ALPHA``, 1e-3), before the path, since choosing them at every
+    ``alpha`` would multiply the path by the candidates. The resolved values
+    are in ``entry_weight_shrinkage_`` and ``zero_entry_penalty_``: with them,
+    ``ConvexAggregationClassifier(alpha=alpha_, entry_weight_shrinkage=...,
+    zero_entry_penalty=...)`` on the same binaries is the fitted model.
 
     Parameters
     ----------
     %(estimator)s
-    %(code)s
+    %(model_code)s
     alphas : int or array-like, default=13
         Grid of regularisation strengths, or its size ``n`` for
         ``np.logspace(-6, 0, n)`` (:func:`default_alphas`).
@@ -86,8 +103,10 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     %(loss)s
     %(penalty)s
     %(l1_ratio)s
-    %(fit_intercept)s
-    %(column_penalty_parts)s
+    %(model_fit_intercept)s
+    %(model_entry_weight_shrinkage)s
+    %(model_column_penalty)s
+    %(model_zero_entry_penalty)s
     %(solver)s
     %(cv)s
     %(ensemble)s
@@ -95,7 +114,6 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     %(random_state)s
     %(verbose)s
     %(warm_start)s
-    %(deprecated_solver_settings)s
 
     Attributes
     ----------
@@ -105,13 +123,15 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         The grid, in decreasing order (the order of the path).
     cv_scores_ : ndarray of shape (n_alphas, n_folds)
         Validation log-loss (lower is better) of every ``alpha`` on every fold.
-    weights_ : ndarray of shape (n_classifiers,)
-        The aggregation weights refitted at ``alpha_``.
-    intercept_ : ndarray of shape (n_classes,)
-    n_iter_ : int
-        Solver iterations of that refit.
-    classes_, code_matrix_, estimators_, decoder_, binary_output_, n_features_in_
-        As in :class:`CodeMatrixClassifier`.
+    %(model_attributes)s
+    %(fitted_attributes)s
+
+    Notes
+    -----
+    ``oof_proba_`` holds the fitted decoder's probabilities of the
+    out-of-fold outputs: a penalty chosen before the path was chosen at
+    another ``alpha`` than ``alpha_``, so its held-out probabilities are not
+    those of the fitted model.
 
     Examples
     --------
@@ -123,71 +143,63 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
     (3, 3)
     """
 
-    _own_constraints = {
-        "alphas": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "alpha_cv": ["cv_object"],
-    }
+    _parameter_constraints = aggregation_constraints(
+        alphas=[Interval(Integral, 1, None, closed="left"), "array-like"],
+        alpha_cv=["cv_object"],
+    )
 
     def __init__(
         self,
         estimator=None,
         *,
-        code="ovo",
+        code="ovo+ovr",
         alphas=13,
         alpha_cv=5,
         loss="cross_entropy",
         penalty="l2",
         l1_ratio=None,
-        fit_intercept=False,
-        column_penalty=None,
+        fit_intercept=True,
+        entry_weight_shrinkage="auto",
+        column_penalty="auto",
+        zero_entry_penalty="auto",
         solver="auto",
         cv=5,
         ensemble="auto",
         n_jobs=None,
-        random_state=None,
+        random_state=0,
         verbose=0,
         warm_start=False,
-        tol="deprecated",
-        max_iter="deprecated",
-        newton="deprecated",
-        dtype="deprecated",
-        init="deprecated",
     ):
-        super().__init__(
-            estimator,
-            code=code,
-            loss=loss,
-            penalty=penalty,
-            l1_ratio=l1_ratio,
-            fit_intercept=fit_intercept,
-            column_penalty=column_penalty,
-            solver=solver,
-            cv=cv,
-            ensemble=ensemble,
-            n_jobs=n_jobs,
-            random_state=random_state,
-            verbose=verbose,
-            warm_start=warm_start,
-            tol=tol,
-            max_iter=max_iter,
-            newton=newton,
-            dtype=dtype,
-            init=init,
-        )
-        del self.alpha  # chosen by fit (alpha_), not a parameter
-        # the paper's model (one weight per classifier) on fixed binaries
-        del self.entry_weight_shrinkage, self.binary_param_grid
+        self.estimator = estimator
+        self.code = code
         self.alphas = alphas
         self.alpha_cv = alpha_cv
+        self.loss = loss
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.entry_weight_shrinkage = entry_weight_shrinkage
+        self.column_penalty = column_penalty
+        self.zero_entry_penalty = zero_entry_penalty
+        self.solver = solver
+        self.cv = cv
+        self.ensemble = ensemble
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _decoder_alpha(self):
+        """``alpha_`` once fitted (``fit_decoder`` refits there), else ``DEFAULT_ALPHA``."""
+        return getattr(self, "alpha_", DEFAULT_ALPHA)
+
+    def _choice_alpha(self):
+        return DEFAULT_ALPHA
 
     def _splitters(self, plan):
         """``cv`` (with out-of-fold outputs) and ``alpha_cv``, by routing name: both get
         ``groups`` (routing off), or what each requests (routing on)."""
         return {**super()._splitters(plan), "alpha_cv": self.alpha_cv}
-
-    def _make_decoder(self, **overrides):
-        """The decoder at ``alpha_`` once fitted (``fit_decoder`` refits there)."""
-        return super()._make_decoder(**{"alpha": getattr(self, "alpha_", 1e-4), **overrides})
 
     def _alpha_grid(self):
         if isinstance(self.alphas, Integral):
@@ -211,11 +223,12 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         """Outputs on a fold's training and held-out rows of binaries trained on its
         training rows (``cv="in_sample"``: the paper's protocol, honestly validated)."""
         fold = subproblem(p, train)
-        learners = check_learners(self._learners(), p.code.shape[1], False)[0]
+        learners = check_learners(self._learners(p.X), p.code.shape[1], False)[0]
         log = Reporter(type(self).__name__, self.verbose)
         training = train_binaries(fold, learners, Plan("in_sample"), self.n_jobs, log)
         members = training.members[0]
-        return training.Q, predict_binaries(members, p.X[val], p.output, n_jobs=self.n_jobs)
+        X_val = take_rows(p.X, val)
+        return training.Q, predict_binaries(members, X_val, p.output, n_jobs=self.n_jobs)
 
     @staticmethod
     def _aggregation_problem(decoder, Q, p, rows):
@@ -231,7 +244,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training samples.
+            Training samples, passed to the binary learners as given.
         y : array-like of shape (n_samples,)
             Class labels of any sortable type.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -245,18 +258,20 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         self : object
             The fitted classifier.
         """
-        decoder = path_decoder(
-            self._make_decoder().with_solver_resolved()
-        )  # 0.1 keywords warn once
+        decoder = path_decoder(self._make_decoder())
         alphas = np.sort(self._alpha_grid())[::-1]  # the path's order
         p = self._problem(X, y, decoder, sample_weight, fit_params)
         if isinstance(self.alpha_cv, Integral) or hasattr(self.alpha_cv, "split"):
             # a dry run on all rows: folds that cannot split them cannot split the rows
             # with out-of-fold outputs either, and fail before any binary is trained
             self._alpha_folds(p, np.arange(p.y.size))
+        # the binaries the final weights are fitted on: out-of-fold (or prefit) outputs,
+        # or (cv="in_sample") binaries trained on all rows; the model's data-dependent
+        # parts are resolved on their outputs, as the sibling resolves them
+        training = self._train(p, warm=self._warm_binaries(p))
+        decoder = self._resolve_penalties(decoder, training, p)
+        self._held_out_proba = None  # chosen at another alpha: not the fitted model's
         own = p.plan.in_sample  # the binaries trained per alpha fold
-        if not own:  # out-of-fold (or prefit) outputs, once
-            training = self._train(p)
         rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
         folds = self._alpha_folds(p, rows)
         if not own:  # the outputs validated once; the folds are rows of them
@@ -279,8 +294,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationClassifier):
         alpha = float(path.alphas[np.argmin(cv_scores.mean(axis=1))])  # ties: the larger
         final = self._warm_decoder(clone(decoder).set_params(alpha=alpha), p)
         if own:
-            training = self._train(p, warm=self._warm_binaries(p))
-            final = self._fit_decoder(final, training, p)
+            final = self._fit_on_outputs(final, training, p)
         else:  # on the problem the folds were taken from
             n, M = problem.Q.shape
             self._log(f"fitting {type(final).__name__} on {n} x {M} outputs")

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from ._legacy import legacy_path_decoder
 from ._utils import progress
 from .aggregation import Penalty, entry_matrix, model_entries, zero_entry_sides
 from .decoders.convex import ConvexDecoder
@@ -106,7 +105,6 @@ def regularization_path(
     sample_weight_val=None,
     warm_start=True,
     verbose=0,
-    **legacy,
 ):
     """Solve the paper's problem (12) over a grid of ``alpha`` (its Fig. 3).
 
@@ -146,10 +144,6 @@ def regularization_path(
     verbose : int, default=0
         ``> 0``: a progress bar over the alphas (with tqdm, on a terminal), or
         one line per alpha.
-    **legacy
-        The 0.1 keywords ``loss``, ``penalty``, ``l1_ratio``, ``tol``,
-        ``max_iter``, ``newton``: deprecated (``FutureWarning``); they describe
-        the decoder.
 
     Returns
     -------
@@ -166,8 +160,6 @@ def regularization_path(
     >>> path.weights.shape, path.alphas[0]
     ((5, 3), np.float64(1.0))
     """
-    if legacy:
-        decoder = ConvexDecoder(**legacy_path_decoder(decoder, legacy))
     decoder = path_decoder(decoder)
     alphas = np.sort(np.asarray(alphas, dtype=np.float64).ravel())[::-1]
     if alphas.size == 0 or not np.all(np.isfinite(alphas)) or alphas.min() < 0:
@@ -198,8 +190,7 @@ def path_decoder(decoder=None):
     Returns
     -------
     decoder : ConvexDecoder
-        An unfitted clone whose ``solver`` is the resolved configuration (the
-        0.1 keywords translated, warning once).
+        An unfitted clone whose ``solver`` is the resolved configuration.
     """
     if decoder is not None and not isinstance(decoder, ConvexDecoder):
         raise TypeError(f"decoder must be a ConvexDecoder, got {decoder!r}.")

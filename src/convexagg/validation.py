@@ -105,7 +105,7 @@ def check_targets(y):
 
     Like scikit-learn's ``check_classification_targets`` (same message prefix,
     which its estimator checks look for), and naming the problem: a missing
-    label, mixed label types, continuous values.
+    label (NaN, None), mixed label types, continuous values.
 
     Parameters
     ----------
@@ -122,6 +122,11 @@ def check_targets(y):
                 f"y mixes label types ({', '.join(kinds)}); labels must be all strings or "
                 "all numbers."
             )
+    flat = np.ravel(y)
+    if np.issubdtype(flat.dtype, np.floating) and not np.isfinite(flat).all():
+        i = int(np.flatnonzero(~np.isfinite(flat))[0])
+        what = "NaN" if np.isnan(flat[i]) else "infinity"
+        raise ValueError(f"Input y contains {what} (y[{i}]); every sample needs a class label.")
     y_type = type_of_target(y, input_name="y")
     if y_type not in ("binary", "multiclass"):
         hint = _TARGET_HINTS.get(y_type, "y must be 1-D with one class label per sample")

@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._array_api import array_namespace
 from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
-from .._legacy import LEGACY_CONSTRAINTS, legacy_solver, not_given
 from .._sklearn import fit_context
 from ..aggregation import (
     MAX_ALPHA,
@@ -135,11 +134,6 @@ class ConvexDecoder(BaseDecoder):
         one line when the weights are fitted (solver iterations, final
         objective, converged or not); 2 and above also one line per solver
         iteration (objective and convergence measure).
-    tol, max_iter, newton, dtype, init, subgradient_iter : deprecated
-        The solver settings of version 0.1; set them on the solver object
-        instead (``solver=InteriorPoint(tol=...)``). Given, they mean what they
-        meant in 0.1 (the paper's interior point with those settings) and a
-        ``FutureWarning`` says what to write. Removed in 0.3.
 
     Attributes
     ----------
@@ -213,7 +207,6 @@ class ConvexDecoder(BaseDecoder):
         "solver": SOLVER_CONSTRAINT,
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
-        **LEGACY_CONSTRAINTS,
     }
 
     def __init__(
@@ -232,12 +225,6 @@ class ConvexDecoder(BaseDecoder):
         solver="auto",
         warm_start=False,
         verbose=0,
-        tol="deprecated",
-        max_iter="deprecated",
-        newton="deprecated",
-        dtype="deprecated",
-        init="deprecated",
-        subgradient_iter="deprecated",
     ):
         self.alpha = alpha
         self.loss = loss
@@ -252,12 +239,6 @@ class ConvexDecoder(BaseDecoder):
         self.solver = solver
         self.warm_start = warm_start
         self.verbose = verbose
-        self.tol = tol
-        self.max_iter = max_iter
-        self.newton = newton
-        self.dtype = dtype
-        self.init = init
-        self.subgradient_iter = subgradient_iter
 
     # -- the model and its solver, public for the regularisation path and the CV estimator --
 
@@ -344,9 +325,8 @@ class ConvexDecoder(BaseDecoder):
     def solver_config(self, dask=False):
         """The :class:`~convexagg.solvers.SolverConfig` that fits this decoder.
 
-        ``"auto"`` and names resolved, the 0.1 keywords translated (with a
-        ``FutureWarning``), and checked against ``formulation``: a setting the
-        formulation cannot use raises a ``ValueError`` naming both.
+        ``"auto"`` and names resolved, and checked against ``formulation``: a
+        setting the formulation cannot use raises a ``ValueError`` naming both.
 
         Parameters
         ----------
@@ -358,14 +338,12 @@ class ConvexDecoder(BaseDecoder):
         solver : SolverConfig
             The configuration object.
         """
-        legacy = {name: getattr(self, name) for name in LEGACY_CONSTRAINTS}
-        config = legacy_solver(self.solver, self.formulation, legacy)
-        return solver_for(self.solver if config is None else config, self.formulation, dask)
+        return solver_for(self.solver, self.formulation, dask)
 
     def with_solver_resolved(self):
-        """A clone whose ``solver`` is :meth:`solver_config` (``"auto"``, names and the
-        0.1 keywords resolved, warning once): for code that fits the decoder many
-        times, such as a regularisation path.
+        """A clone whose ``solver`` is :meth:`solver_config` (``"auto"`` and names
+        resolved): for code that fits the decoder many times, such as a
+        regularisation path.
 
         Returns
         -------
@@ -373,7 +351,7 @@ class ConvexDecoder(BaseDecoder):
             An unfitted clone with a configuration object as ``solver``.
         """
         config = self.solver_config()
-        return clone(self).set_params(solver=config, **not_given())
+        return clone(self).set_params(solver=config)
 
     def likelihood_objective(self, Q, y, code, output="proba", sample_weight=None, alpha=None):
         """The likelihood objective (eq. 12) of this decoder's model on ``(Q, y)``.

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from sklearn.utils._param_validation import StrOptions
 
-from .._legacy import LEGACY_SOLVERS
 from ..aggregation import LargeMarginObjective, StiffnessObjective, stack_losses
 from ..losses import binary_losses
 from ..solvers import (
@@ -31,11 +30,8 @@ from ..solvers import (
 
 __all__ = ["BY_NAME", "SOLVER_CONSTRAINT", "Formulation", "solver_for"]
 
-#: ``_parameter_constraints`` of the ``solver`` parameter (the 0.1 names deprecated)
-SOLVER_CONSTRAINT = [
-    StrOptions(set(SOLVER_NAMES) | set(LEGACY_SOLVERS), deprecated=set(LEGACY_SOLVERS)),
-    SolverConfig,
-]
+#: ``_parameter_constraints`` of the ``solver`` parameter
+SOLVER_CONSTRAINT = [StrOptions(set(SOLVER_NAMES)), SolverConfig]
 
 _SMOOTH = (InteriorPoint, ProjectedNewton, LBFGSB)
 
