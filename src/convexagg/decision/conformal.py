@@ -170,10 +170,12 @@ class ConformalClassifier(DecisionClassifierBase):
     class_conditional : bool, default=False
         Mondrian sets: calibrate each class on its own samples, so that the
         coverage holds within every class (larger sets for hard classes).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         The held-out split of a float ``cv``, and APS's uniform draws: those of
         the calibration samples, and a seed for those of the samples predicted
         (the same on every call; a sample's draw depends on its row in ``X``).
+        Fixed by default so that the same data gives the same model; None for
+        a fresh draw.
 
     Attributes
     ----------
@@ -208,7 +210,7 @@ class ConformalClassifier(DecisionClassifierBase):
     >>> from convexagg import ConvexAggregationClassifier
     >>> from convexagg.decision import ConformalClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = ConformalClassifier(ConvexAggregationClassifier(random_state=0), error_rate=0.1)
+    >>> clf = ConformalClassifier(ConvexAggregationClassifier(), error_rate=0.1)
     >>> clf.fit(X, y).predict_set(X[:2])
     array([[ True, False, False],
            [ True, False, False]])
@@ -231,7 +233,7 @@ class ConformalClassifier(DecisionClassifierBase):
         conformity_score="lac",
         cv="out_of_fold",
         class_conditional=False,
-        random_state=None,
+        random_state=0,
     ):
         self.estimator = estimator
         self.error_rate = error_rate
