@@ -93,8 +93,10 @@ def test_device_fit_matches_numpy(name, cv, ensemble, dispatch):
     np.testing.assert_array_equal(clf.classes_, ref.classes_)
     assert clf.zero_entry_penalty_ is None
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-8, atol=1e-10)
-    # the binaries were fitted on the device: their coefficients live there
-    assert all(of_namespace(name, est.coef_) for est in clf.estimators_[0])
+    # the binaries (the default learner: a scaler and a logistic regression) were fitted
+    # on the device: their coefficients and scales live there
+    assert all(of_namespace(name, est[-1].coef_) for est in clf.estimators_[0])
+    assert all(of_namespace(name, est[0].scale_) for est in clf.estimators_[0])
     assert clf.ensemble_ == ref.ensemble_
     if ref.oof_proba_ is not None:
         assert isinstance(clf.oof_proba_, np.ndarray)
@@ -124,8 +126,11 @@ def test_weights_on_the_host_and_routed_weights(name, dispatch):
     np.testing.assert_allclose(
         host(clf.predict_proba(to_xp(name, X))), routed.predict_proba(X), rtol=RTOL, atol=ATOL
     )
-    # the routed fit is the default's (the learners get the weights either way)
-    np.testing.assert_allclose(routed.predict_proba(X), ref.predict_proba(X), rtol=1e-12)
+    # the routed fit is the unrouted one's (the learners get the weights either way)
+    with sklearn.config_context(array_api_dispatch=False):
+        unrouted = host_model(LogisticRegression(), cv=2, random_state=0)
+        unrouted.fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(routed.predict_proba(X), unrouted.predict_proba(X), rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
@@ -202,7 +207,7 @@ def test_what_cannot_apply_raises(name, dispatch):
         ("estimator=LogisticRegression\\(solver='liblinear'\\) does not declare it",
          ConvexAggregationClassifier(LogisticRegression(solver="liblinear"))),
         ("estimator=Pipeline", ConvexAggregationClassifier(
-            make_pipeline(StandardScaler(), LogisticRegression()))),
+            make_pipeline(StandardScaler(), LogisticRegression(solver="liblinear")))),
         ("n_jobs=2 cannot apply to array-API X", ConvexAggregationClassifier(n_jobs=2)),
         ("binary_param_grid cannot apply to array-API X",
          ConvexAggregationClassifier(binary_param_grid={"C": [0.1, 1.0]})),
@@ -228,7 +233,7 @@ def test_what_cannot_apply_raises(name, dispatch):
         fitted.set_params(decoder=HammingDecoder()).fit_decoder(Xx, y)
     # binaries fitted on NumPy arrays do not predict device arrays: scikit-learn says so
     with sklearn.config_context(array_api_dispatch=False):
-        clf = ConvexAggregationClassifier(cv="in_sample").fit(X, y)
+        clf = ConvexAggregationClassifier(LogisticRegression(), cv="in_sample").fit(X, y)
     with pytest.raises(ValueError, match="same namespace and the same device"):
         clf.predict_proba(Xx)
     da = pytest.importorskip("dask.array")

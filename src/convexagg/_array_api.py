@@ -19,6 +19,7 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn import get_config
 from sklearn.externals.array_api_compat import is_array_api_obj
+from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._array_api import get_namespace_and_device, move_to, supported_float_dtypes
@@ -237,6 +238,8 @@ def _declares_array_api(learner):
     """Whether ``learner`` declares scikit-learn's array API support; a ``Pipeline`` (the
     default learner, a ``StandardScaler`` and a logistic regression) runs its steps on
     ``X``'s device when every step declares it."""
+    if isinstance(learner, FrozenEstimator):  # given binaries: the binary's own support
+        return _declares_array_api(learner.estimator)
     if isinstance(learner, Pipeline):
         steps = [step for _, step in learner.steps if step not in (None, "passthrough")]
         return bool(steps) and all(_declares_array_api(step) for step in steps)
