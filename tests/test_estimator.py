@@ -304,9 +304,7 @@ def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris)
     assert clf.ensemble_ and len(clf.estimators_) == 3
     assert all(len(member) == 3 for member in clf.estimators_)
     splits = list(cv.split(X, y))
-    members, Q, covered = fold_binaries(
-        default_learner(), X, y, clf.code_matrix_, splits, "proba"
-    )
+    members, Q, covered = fold_binaries(default_learner(), X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
     ref = ConvexDecoder(**default_model(clf)).fit(Q, y, clf.code_matrix_)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)

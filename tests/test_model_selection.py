@@ -90,7 +90,8 @@ def test_the_default_models_path_and_refit(iris):
     expected = np.empty((3, 3))
     for f, (train, val) in enumerate(alpha_cv.split(Q, y_rows)):
         for j, alpha in enumerate(alphas):
-            dec = ConvexDecoder(alpha=alpha, **settings).fit(Q[train], y_rows[train], clf.code_matrix_)
+            dec = ConvexDecoder(alpha=alpha, **settings)
+            dec.fit(Q[train], y_rows[train], clf.code_matrix_)
             P = dec.predict_proba(Q[val])
             expected[j, f] = -np.mean(np.log(P[np.arange(len(val)), y_rows[val]]))
     np.testing.assert_allclose(clf.cv_scores_, expected, rtol=1e-5)
@@ -113,7 +114,9 @@ def test_the_resolved_parts_are_the_siblings_at_its_default_alpha(iris):
     sibling = ConvexAggregationClassifier().fit(X, y)
     assert clf.entry_weight_shrinkage_ == sibling.entry_weight_shrinkage_
     assert clf.zero_entry_penalty_ == sibling.zero_entry_penalty_
-    np.testing.assert_array_equal(clf.zero_entry_penalty_scores_, sibling.zero_entry_penalty_scores_)
+    np.testing.assert_array_equal(
+        clf.zero_entry_penalty_scores_, sibling.zero_entry_penalty_scores_
+    )
     # oof_proba_: the fitted decoder's on the out-of-fold outputs (the choice was at 1e-3)
     Q, _, _ = clf.training_outputs(X, y)
     np.testing.assert_allclose(clf.oof_proba_, clf.decoder_.predict_proba(Q), rtol=1e-12)

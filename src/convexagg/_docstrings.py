@@ -74,12 +74,12 @@ binary_param_grid : dict or list of dicts, default=None
     as ``GridSearchCV``'s ``param_grid``, named as the learner's
     ``get_params`` names them: ``{"logisticregression__C": [0.01, 0.1, 1,
     10]}`` for the default learner (a pipeline), ``{"C": [...]}`` for a
-    ``LogisticRegression``; set on every binary learner. For each candidate the fold binaries are trained, the
-    aggregation is fitted on their out-of-fold outputs, and the candidate
-    of smallest aggregated out-of-fold log-loss is kept (its fold binaries
-    as the ensemble, or refitted on all rows with ``ensemble=False``).
-    Needs out-of-fold outputs (``cv`` an int or a splitter). None: the
-    learner as given.""",
+    ``LogisticRegression``; set on every binary learner. For each candidate
+    the fold binaries are trained, the aggregation is fitted on their
+    out-of-fold outputs, and the candidate of smallest aggregated
+    out-of-fold log-loss is kept (its fold binaries as the ensemble, or
+    refitted on all rows with ``ensemble=False``). Needs out-of-fold outputs
+    (``cv`` an int or a splitter). None: the learner as given.""",
     "ensemble": """\
 ensemble : bool or "auto", default="auto"
     With out-of-fold outputs: keep the binaries of every fold and average

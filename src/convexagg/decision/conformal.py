@@ -286,8 +286,12 @@ class ConformalClassifier(DecisionClassifierBase):
                 X_cal, y_cal = X, y
             else:
                 split = train_test_split(
-                    X, y, *(() if sample_weight is None else (sample_weight,)),
-                    test_size=self.cv, stratify=y, random_state=self.random_state,
+                    X,
+                    y,
+                    *(() if sample_weight is None else (sample_weight,)),
+                    test_size=self.cv,
+                    stratify=y,
+                    random_state=self.random_state,
                 )
                 X_fit, X_cal, y_fit, y_cal = split[:4]
                 self._fit_estimator(X_fit, y_fit, None if sample_weight is None else split[4])
