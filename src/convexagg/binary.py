@@ -72,6 +72,7 @@ __all__ = [
     "fit_binaries",
     "fit_predict_binaries",
     "fold_binaries",
+    "log_odds_input",
     "out_of_fold_outputs",
     "predict_binaries",
     "predict_binaries_on_device",
@@ -648,6 +649,30 @@ class LinearLogOdds:
 _SAFE_BOUND = 1e300
 
 
+def log_odds_input(estimators, X):
+    """``X`` validated against linear binaries as :func:`predict_log_odds` validates it,
+    for several ensemble members of such binaries to share one check
+    (``check_input=False`` then); None when the binaries are not all linear.
+
+    Parameters
+    ----------
+    estimators : list of fitted binary classifiers
+        One per code column.
+    X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+        Samples.
+
+    Returns
+    -------
+    X : ndarray, sparse matrix or None
+        A finite 2-D array (CSR matrix) with the binaries' features.
+    """
+    parts, linear, _ = _linear_stack(estimators, "proba")
+    if len(linear) != len(estimators):
+        return None
+    checker = parts[0][0] or estimators[0]
+    return validate_data(checker, X, accept_sparse="csr", reset=False)
+
+
 def predict_log_odds(estimators, X, check_input=True):
     """The log-odds ``Z = logit(Q)`` of linear binaries' probabilities, in one product.
 
@@ -686,9 +711,8 @@ def predict_log_odds(estimators, X, check_input=True):
     W, b, center, A, size = stack
     if issparse(X) and center is not None:
         return None
-    checker = parts[0][0] or estimators[0]
     if check_input:
-        X = validate_data(checker, X, accept_sparse="csr", reset=False)
+        X = log_odds_input(estimators, X)
     if issparse(X):
         if not size * abs(X).max() < _SAFE_BOUND:  # False for NaN too
             return None

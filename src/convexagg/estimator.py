@@ -47,7 +47,13 @@ from ._training import (
     train,
 )
 from ._utils import Reporter, restore_on_failure
-from .binary import column_seeds, predict_binaries, predict_binaries_on_device, predict_log_odds
+from .binary import (
+    column_seeds,
+    log_odds_input,
+    predict_binaries,
+    predict_binaries_on_device,
+    predict_log_odds,
+)
 from .codes import CODE_NAMES, check_code_name, make_code_parts
 from .decoders import ConvexDecoder
 from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
@@ -552,8 +558,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training samples.
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training samples, passed to the binary learners as given (a table
+            with strings or missing values needs a learner that takes them).
         y : array-like of shape (n_samples,)
             Class labels of any sortable type.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -849,17 +856,20 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """The decoder's ``method`` (``"predict_proba"`` or ``"predict_log_proba"``)
         on each member's outputs on ``X`` (validated here). Members whose binaries
         are all logistic regressions hand the decoder their log-odds where it takes
-        them (``ConvexDecoder.predict_proba_from_log_odds``, ``X`` validated by the
-        binaries' :func:`~convexagg.binary.predict_log_odds`): one ``exp`` and one
+        them (``ConvexDecoder.predict_proba_from_log_odds``, ``X`` validated once by
+        the binaries, :func:`~convexagg.binary.log_odds_input`): one ``exp`` and one
         ``log1p`` per output instead of the sigmoid and two logs."""
         X = self._validate_X(X, reset=False)
         decode = getattr(self.decoder_, method)
         from_log_odds = getattr(self.decoder_, method + "_from_log_odds", None)
         if self.binary_output_ != "proba":
             from_log_odds = None
-        decoded = []
+        decoded, checked = [], None  # X checked once for every member's log-odds
         for member in self._members():
-            Z = None if from_log_odds is None else predict_log_odds(member, X)
+            Z = None
+            if from_log_odds is not None:
+                checked = log_odds_input(member, X) if checked is None else checked
+                Z = None if checked is None else predict_log_odds(member, checked, False)
             if Z is not None:
                 decoded.append(from_log_odds(Z))
             else:
@@ -1191,7 +1201,8 @@ class ConvexAggregationBase(CodeMatrixClassifier):
         for name, values in chosen.items():
             weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
             Q, y = take_rows(training.Q, rows), p.y[rows]
-            self._log(f"choosing {name} among {list(values)} at alpha={alpha:g}")
+            shown = ", ".join(f"{v:.3g}" for v in values)
+            self._log(f"choosing {name} among [{shown}] at alpha={alpha:g}")
             # "auto"'s priors (then the only values chosen), strong to weak, are fitted until
             # the score rises (ZERO_ENTRY_PRIORS); a list given is scored whole
             best, scores[name], self._held_out_proba = select_penalty(

@@ -243,7 +243,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
             Training samples, passed to the binary learners as given.
         y : array-like of shape (n_samples,)
             Class labels of any sortable type.
