@@ -167,3 +167,15 @@ def test_the_decision_wrappers_pass_tables_through(table, Wrapper, params):
     clf = Wrapper(model, **params).fit(frame, y)
     assert clf.predict(frame.assign(region="south")).shape == (len(y),)
     assert clf.n_features_in_ == 5
+
+
+def test_a_list_of_texts_reaches_a_vectorising_pipeline():
+    """1-D ``X`` (texts) has no feature count: none is kept, and the learner vectorises."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    docs = ["red apple", "green apple", "blue sky", "grey sky", "red car", "blue car"] * 5
+    y = ["fruit", "fruit", "sky", "sky", "car", "car"] * 5
+    learner = make_pipeline(TfidfVectorizer(), LogisticRegression())
+    clf = ConvexAggregationClassifier(learner, cv=3).fit(docs, y)
+    assert not hasattr(clf, "n_features_in_")
+    np.testing.assert_array_equal(clf.predict(["yellow apple", "dark sky"]), ["fruit", "sky"])
