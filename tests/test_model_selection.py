@@ -243,3 +243,15 @@ def test_verbose_reports_the_folds_and_the_stages(iris, capsys):
     assert out.count("binaries: 3 of 3 trained") == 4  # per alpha fold, then on all rows
     assert f"[ConvexDecoder] weights: {clf.n_iter_} iterations" in out  # the final fit
     assert "[ConvexDecoder] iteration" not in out  # solver iterations: verbose >= 2
+
+
+def test_fit_decoder_refits_the_default_model_as_fit_does(iris):
+    """The zero entries chosen again at the sibling's alpha, the weights fitted at alpha_:
+    fit_decoder on the same binaries gives fit's model and its oof_proba_."""
+    X, y = iris
+    clf = ConvexAggregationClassifierCV(alphas=[1e-2, 1.0], alpha_cv=3).fit(X, y)
+    assert clf.zero_entry_penalty_ is not None
+    P, oof = clf.predict_proba(X), clf.oof_proba_
+    clf.fit_decoder(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), P, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(clf.oof_proba_, oof, rtol=1e-10, atol=1e-14)

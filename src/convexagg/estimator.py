@@ -232,7 +232,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     :class:`ConvexDecoder` fitted there; the predictions are arrays of ``X``'s
     namespace (``predict``: numeric labels; others as NumPy), ``classes_`` and
     the decoder's attributes NumPy. The learners must declare scikit-learn's
-    array API support (``LogisticRegression()`` does): another learner, a
+    array API support (a ``Pipeline``: every step; the default learner's
+    ``StandardScaler`` and ``LogisticRegression`` do): another learner, a
     decoder other than :class:`ConvexDecoder`, ``n_jobs`` above 1 and
     ``binary_param_grid`` raise a ``ValueError`` naming them. See the user
     guide's array-API page.

@@ -196,6 +196,14 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
     def _choice_alpha(self):
         return DEFAULT_ALPHA
 
+    def _resolve_penalties(self, decoder, training, p):
+        decoder = super()._resolve_penalties(decoder, training, p)
+        # chosen at DEFAULT_ALPHA: the choice's held-out probabilities are not those of
+        # the model fitted at alpha_ (oof_proba_ is the fitted decoder's, in fit and
+        # fit_decoder alike)
+        self._held_out_proba = None
+        return decoder
+
     def _splitters(self, plan):
         """``cv`` (with out-of-fold outputs) and ``alpha_cv``, by routing name: both get
         ``groups`` (routing off), or what each requests (routing on)."""
@@ -270,7 +278,6 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
         # parts are resolved on their outputs, as the sibling resolves them
         training = self._train(p, warm=self._warm_binaries(p))
         decoder = self._resolve_penalties(decoder, training, p)
-        self._held_out_proba = None  # chosen at another alpha: not the fitted model's
         own = p.plan.in_sample  # the binaries trained per alpha fold
         rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
         folds = self._alpha_folds(p, rows)
