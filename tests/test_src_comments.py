@@ -7,6 +7,7 @@ scanned: messages the library prints (a fit's seconds under ``verbose``) are not
 """
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -35,6 +36,7 @@ SECTION = re.compile(r"\b((?:BENCHMARKS|QUALITY|RESULTS)\.md),\s*\"([^\"]+)\"")
 PATH = re.compile(r"\b((?:tests|benchmarks|docs)/[\w./-]*\w\.(?:py|json|md|csv))\b")
 
 
+@functools.cache
 def _texts(path):
     """``(first line, text)`` of every comment block and docstring of ``path``.
 
@@ -82,6 +84,7 @@ def _offences(patterns, texts):
     return found
 
 
+@functools.cache
 def _headings(document):
     lines = (ROOT / document).read_text().splitlines()
     return [re.sub(r"^#+\s*", "", line) for line in lines if re.match(r"^#{1,6}\s", line)]
