@@ -754,6 +754,7 @@ def _export(args):
     import json
 
     import numpy as np
+    from sklearn.utils.validation import check_is_fitted
 
     from .export import to_onnx
     from .io import atomic_write, check_output_path, load
@@ -761,7 +762,10 @@ def _export(args):
     onnx = require("onnx", "'convexagg export'", "onnx")
 
     check_output_path(args.out, inputs=[args.model])  # before the work, and again on writing
-    model, features, target, _, _ = _unbundle(load(args.model), args.model)
+    loaded = load(args.model)
+    if not isinstance(loaded, dict) and hasattr(loaded, "fit"):  # saved from Python
+        check_is_fitted(loaded)
+    model, features, target, _, _ = _unbundle(loaded, args.model)
     X = np.zeros((1, model.n_features_in_))
     onx = to_onnx(model, X, dtype=args.dtype, options={"zipmap": args.zipmap})
     names = features or [f"x{j}" for j in range(model.n_features_in_)]

@@ -29,11 +29,12 @@ The graph computes what ``predict_proba`` and ``predict`` compute:
   classifiers give them (``zipmap``, ``nocl`` and ``output_class_labels``
   options included).
 
-The aggregation is computed in float64 whatever the input type. A float64
-graph reproduces ``predict_proba`` to rounding (1e-15) when the binaries are
-computed in float64 (linear models and their scalers); skl2onnx's tree
-ensembles and SVMs compute in float32, so the probabilities of models with such
-binaries agree to float32 precision (1e-7 on digits).
+The binaries read the input in float64 and the aggregation is computed in
+float64, whatever the graph's input type. A float64 graph reproduces
+``predict_proba`` to rounding (1e-15) when the binaries compute in float64
+(linear models and their scalers); skl2onnx's tree ensembles and SVMs compute
+in float32, so the probabilities of models with such binaries agree to float32
+precision (1e-7 on digits).
 
 Private helpers used: :func:`convexagg.binary._linear_stack` (which binaries the
 library stacks, and their stacked coefficients: the one rule, read from its
@@ -319,13 +320,14 @@ def _constant_column(g, X, value):
     )
 
 
-def _converted_column(g, operator, est, raw, where):
-    """The output of a binary converted by skl2onnx's own converter, as an ``(n, 1)``
-    float64 column: its probability of the positive side, or (``raw``) its raw score,
-    the decision function (a logistic regression's log-odds)."""
+def _converted_column(g, X64, est, raw, where):
+    """The output on ``X64`` (the float64 input variable) of a binary converted by
+    skl2onnx's own converter, as an ``(n, 1)`` float64 column: its probability of the
+    positive side, or (``raw``) its raw score, the decision function (a logistic
+    regression's log-odds)."""
     from onnx import TensorProto
     from skl2onnx import get_model_alias
-    from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType, Int64TensorType
+    from skl2onnx.common.data_types import DoubleTensorType, Int64TensorType
 
     scope, container = g.scope, g.container
     final = est.steps[-1][1] if type(est) is Pipeline else est
@@ -338,12 +340,9 @@ def _converted_column(g, operator, est, raw, where):
         container.add_options(id(final), {"raw_scores": True})
         scope.add_options(id(final), {"raw_scores": True})
     sub = scope.declare_local_operator(get_model_alias(type(est)), raw_model=est)
-    sub.inputs = list(operator.inputs)
-    double = isinstance(operator.inputs[0].type, DoubleTensorType)
+    sub.inputs = [X64]
     label = scope.declare_local_variable("binary_label", Int64TensorType())
-    scores = scope.declare_local_variable(
-        "binary_scores", DoubleTensorType() if double else FloatTensorType()
-    )
+    scores = scope.declare_local_variable("binary_scores", DoubleTensorType())
     sub.outputs.extend([label, scores])
     # the positive side's probability or raw score: the last column
     column = g(
@@ -359,17 +358,17 @@ def _converted_column(g, operator, est, raw, where):
     return g.cast(column, TensorProto.DOUBLE)
 
 
-def _member_outputs(g, operator, model, m, plan, agg, X64, stack_linear):
-    """Member ``m``'s binary outputs, ``(n, M)`` float64, and whether they are log-odds
-    (where the library takes the cross-entropy from them: every binary linear), else
-    probabilities or margins."""
+def _member_outputs(g, model, m, plan, agg, X64, stack_linear):
+    """Member ``m``'s binary outputs on ``X64`` (the float64 input variable), ``(n, M)``
+    float64, and whether they are log-odds (where the library takes the cross-entropy
+    from them: every binary linear), else probabilities or margins."""
     member, output = model.estimators_[m], model.binary_output_
     linear, stack = plan
     log_odds = agg.log_odds and len(linear) == len(member)
     stacked = linear if stack_linear else []
     pieces, order = [], []
     if stacked:
-        pieces.append(_linear_block(g, X64, stack, output, log_odds))
+        pieces.append(_linear_block(g, X64.onnx_name, stack, output, log_odds))
         order.extend(stacked)
     for l, est in enumerate(member):
         if l in stacked:
@@ -381,11 +380,11 @@ def _member_outputs(g, operator, model, m, plan, agg, X64, stack_linear):
                 if output == "proba"
                 else est.decision_function(dummy)[0]
             )
-            pieces.append(_constant_column(g, operator.inputs[0].full_name, value))
+            pieces.append(_constant_column(g, X64.onnx_name, value))
         else:
             where = _where(m, l, len(model.estimators_))
             raw = output == "margin" or log_odds
-            pieces.append(_converted_column(g, operator, est, raw, where))
+            pieces.append(_converted_column(g, X64, est, raw, where))
         order.append(l)
     Q = pieces[0] if len(pieces) == 1 else g("Concat", pieces, "outputs", axis=1)
     if order != sorted(order):  # back into the code's column order
@@ -418,11 +417,19 @@ def convert(scope, operator, container):
     check_exportable(model, stack_linear)
     agg = _aggregation(model.decoder_)
     g = _Graph(scope, container, "convexagg")
-    X = operator.inputs[0].full_name
-    double = isinstance(operator.inputs[0].type, DoubleTensorType)
-    X64 = X if double else g.cast(X, TensorProto.DOUBLE)
+    # the binaries read X in float64 whatever the input type, as the library's do
+    X64 = operator.inputs[0]
+    if not isinstance(X64.type, DoubleTensorType):
+        X64 = scope.declare_local_variable("convexagg_X64", DoubleTensorType())
+        container.add_node(
+            "Cast",
+            [operator.inputs[0].full_name],
+            [X64.onnx_name],
+            name=scope.get_unique_operator_name("convexagg_Cast"),
+            to=TensorProto.DOUBLE,
+        )
     members = [
-        _member_outputs(g, operator, model, m, plan, agg, X64, stack_linear)
+        _member_outputs(g, model, m, plan, agg, X64, stack_linear)
         for m, plan in enumerate(_binary_plans(model))
     ]
     W = g.const(agg.W, "side_weights")
@@ -584,9 +591,10 @@ def to_onnx(
         Rows like those the model predicts: their type and width (a DataFrame:
         one input per column, by name) define the graph's inputs.
     dtype : {"auto", "float64", "float32"}, default="auto"
-        The graph's floating input type (the aggregation is float64 in
-        either). "auto": float64, or float32 where skl2onnx cannot build or
-        check a float64 graph of some binary.
+        The graph's floating input and output type; inside, the binaries read
+        the input in float64 and the aggregation is float64 in either. "auto":
+        float64, or float32 where skl2onnx cannot build or check a float64
+        graph (of the steps before the classifier, say).
     target_opset : int or dict, default=None
         As in ``skl2onnx.to_onnx`` (its latest tested opset when None); at
         least 13.
