@@ -172,8 +172,8 @@ def test_binaries_through_skl2onnx_converters_agree_with_the_stacked_product(dig
     stacked = to_onnx(model, X, options={"zipmap": False})
     separate = to_onnx(model, X, options={"zipmap": False}, stack_linear=False)
     products = [[n for n in onx.graph.node if n.op_type == "MatMul"] for onx in (stacked, separate)]
-    assert len(products[0]) == 2 + 1  # one per member, and the aggregation
-    assert len(products[1]) == 2 * 6 + 1  # one per binary
+    assert len(products[0]) == 2 + 2  # one per member, and the aggregation's two
+    assert len(products[1]) == 2 * 6 + 2  # one per binary
     assert_same_predictions(model, separate, X_test, FLOAT64_TOL)
     assert_allclose(run(separate, X_test)[1], run(stacked, X_test)[1], rtol=0, atol=1e-12)
 

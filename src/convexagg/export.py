@@ -62,7 +62,7 @@ __all__ = ["NotExportableError", "register_converters", "to_onnx"]
 
 # the operator's alias in skl2onnx's registry
 ALIAS = "ConvexaggCodeMatrixClassifier"
-# the graph's smallest opset: Unsqueeze and ReduceSum take their axes as inputs
+# the graph's smallest opset: ReduceSum takes its axes as an input
 MIN_OPSET = 13
 # the cross-entropy's clip: probabilities into [eps, 1 - eps], log-odds into [-C, C]
 _EPS = float(np.finfo(np.float64).eps)
@@ -273,9 +273,9 @@ class _Graph:
 def _losses(g, Q, agg, from_log_odds):
     """``(L_pos, L_neg)`` of the outputs ``Q`` (float64) as :mod:`convexagg.losses`
     computes them; ``from_log_odds``: ``Q`` holds log-odds (cross-entropy only)."""
-    if from_log_odds:  # log1p(exp(-z)) and that + z, z clipped to [-C, C]
+    if from_log_odds:  # log1p(exp(-z)) and that + z, z clipped to [-C, C]: exp(C) is finite
         z = g.clip(Q, -_LOG_ODDS_CAP, _LOG_ODDS_CAP)
-        pos = g.softplus(g("Neg", [z]))
+        pos = g("Log", [g("Add", [g("Exp", [g("Neg", [z])]), g.one])])
         return pos, g("Add", [pos, z])
     if agg.loss == "cross_entropy":  # -log q and -log(1 - q), q clipped to [eps, 1 - eps]
         q = g.clip(Q, _EPS, 1.0 - _EPS)
@@ -432,25 +432,32 @@ def convert(scope, operator, container):
         _member_outputs(g, model, m, plan, agg, X64, stack_linear)
         for m, plan in enumerate(_binary_plans(model))
     ]
-    W = g.const(agg.W, "side_weights")
+    M, K = model.code_matrix_.shape[1], agg.W.shape[1]
+    W_pos = g.const(agg.W[:M], "positive_side_weights")
+    W_neg = g.const(agg.W[M:], "negative_side_weights")
     intercept = g.const(agg.intercept, "class_intercepts")
-    # members with the same kind of outputs share one loss and aggregation pass, stacked
-    # on a middle axis (n, members, M)
     probas = []
     for from_log_odds in (True, False):
         group = [Q for Q, kind in members if kind == from_log_odds]
         if not group:
             continue
-        axis = g.const([1], "member_axis", np.int64)
-        stacked = [g("Unsqueeze", [Q, axis]) for Q in group]
-        Q = stacked[0] if len(stacked) == 1 else g("Concat", stacked, "members", axis=1)
+        # the group's members as rows (n * members, M), row i * members + m: one pass of
+        # the losses and two matrix products for all
+        Q = group[0]
+        if len(group) > 1:
+            Q = g("Concat", group, "members", axis=1)
+            Q = g("Reshape", [Q, g.const([-1, M], "member_rows", np.int64)])
         pos, neg = _losses(g, Q, agg, from_log_odds)
-        L = g("Concat", [pos, neg], "losses", axis=2)
-        rho = g("Add", [g("MatMul", [L, W]), intercept], "rho")
-        P = g("Softmax", [g("Neg", [rho])], "member_proba", axis=2)
-        probas.append(g("ReduceSum", [P, axis], "proba_sum", keepdims=0))
-    total = probas[0] if len(probas) == 1 else g("Add", probas)
-    P = g("Mul", [total, g.const(1.0 / len(members), "mean")], "proba")
+        rho = g("Add", [g("MatMul", [pos, W_pos]), g("MatMul", [neg, W_neg])])
+        rho = g("Add", [rho, intercept], "rho")
+        P = g("Softmax", [g("Neg", [rho])], "member_proba", axis=1)
+        if len(group) > 1:
+            P = g("Reshape", [P, g.const([-1, len(group), K], "by_member", np.int64)])
+            P = g("ReduceSum", [P, g.const([1], "member_axis", np.int64)], "sum", keepdims=0)
+        probas.append(P)
+    P = probas[0] if len(probas) == 1 else g("Add", probas)
+    if len(members) > 1:  # the members' mean
+        P = g("Mul", [P, g.const(1.0 / len(members), "mean")], "proba")
     container.add_node(
         "Cast",
         [P],
