@@ -16,7 +16,8 @@ The graph computes what ``predict_proba`` and ``predict`` compute:
   (scikit-learn's linear classifiers, alone or after a ``StandardScaler``; see
   :mod:`convexagg.binary`) as that same product, ``(x - center) @ W + b``;
   every other binary through skl2onnx's own converter (its probability of the
-  positive side, or its raw score for margins); a one-sided column's constant;
+  positive side, or its raw score for margins, and for gradient boosting the
+  sigmoid of its raw score in float64); a one-sided column's constant;
 * the **losses** of the decoder (:mod:`convexagg.losses`), clipped and capped as
   there; where the library takes the cross-entropy from the log-odds of
   logistic regressions, so does the graph;
@@ -301,10 +302,27 @@ def _linear_block(g, X64, stack, output, log_odds):
     if stack.center is not None:
         X64 = g("Sub", [X64, g.const(stack.center, "center")])
     z = g("Add", [g("MatMul", [X64, g.const(stack.W, "coef")]), g.const(stack.b, "intercept")])
-    if output == "margin" or log_odds:
-        return z
-    # 1 / (1 + exp(-z)), as the library computes the sigmoid
+    return z if output == "margin" or log_odds else _sigmoid(g, z)
+
+
+def _sigmoid(g, z):
+    """``1 / (1 + exp(-z))``, as the library computes the sigmoid."""
     return g("Reciprocal", [g("Add", [g("Exp", [g("Neg", [z])]), g.one])])
+
+
+def _probability_of_raw_score(est):
+    """Whether ``est``'s probability of the positive side is the sigmoid of its raw score:
+    scikit-learn's gradient boosting with the log-loss. skl2onnx computes trees in float32,
+    where a probability within 6e-8 of 1 rounds to 1 (and its cross-entropy loss from 17 to
+    36); the graph takes the raw score (float32-close) and its sigmoid in float64."""
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+
+    final = est.steps[-1][1] if type(est) is Pipeline else est
+    boosting = (HistGradientBoostingClassifier, GradientBoostingClassifier)
+    return (
+        any(type(final).predict_proba is cls.predict_proba for cls in boosting)
+        and getattr(final, "loss", "log_loss") == "log_loss"
+    )
 
 
 def _constant_column(g, X, value):
@@ -320,14 +338,65 @@ def _constant_column(g, X, value):
     )
 
 
-def _converted_column(g, X64, est, raw, where):
-    """The output on ``X64`` (the float64 input variable) of a binary converted by
-    skl2onnx's own converter, as an ``(n, 1)`` float64 column: its probability of the
-    positive side, or (``raw``) its raw score, the decision function (a logistic
-    regression's log-odds)."""
+class _Inputs:
+    """The operator's input as float64 (what the library's binaries read) and, made
+    when first asked for, as float32 (what skl2onnx's other converters are built for)."""
+
+    def __init__(self, g, variable):
+        from onnx import TensorProto
+        from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType
+
+        self.g, self.given, self._x32 = g, variable, None
+        self.float64 = self._as(DoubleTensorType, TensorProto.DOUBLE, "X64")
+        self._float32 = lambda: self._as(FloatTensorType, TensorProto.FLOAT, "X32")
+
+    def _as(self, kind, to, hint):
+        """The input as a variable of type ``kind``: itself, or cast (ONNX type ``to``)."""
+        if isinstance(self.given.type, kind):
+            return self.given
+        cast = self.g.scope.declare_local_variable(f"convexagg_{hint}", kind())
+        self.g.container.add_node(
+            "Cast",
+            [self.given.full_name],
+            [cast.onnx_name],
+            name=self.g.scope.get_unique_operator_name("convexagg_Cast"),
+            to=to,
+        )
+        return cast
+
+    @property
+    def float32(self):
+        """The input as float32 (cast once, on first use)."""
+        if self._x32 is None:
+            self._x32 = self._float32()
+        return self._x32
+
+    def of(self, est):
+        """The input ``est`` reads: float64 if every step of it computes in float64
+        under skl2onnx (linear classifiers and scalers), else float32 -- its trees, for
+        instance, compare float32 inputs with float32 thresholds, as scikit-learn's
+        forests compare theirs; a float64 input would be compared differently."""
+        return self.float64 if _computes_in_float64(est) else self.float32
+
+
+def _computes_in_float64(est):
+    """Whether skl2onnx converts every step of ``est`` into float64 arithmetic on a
+    float64 input: scikit-learn's linear classifiers and scalers, alone or in a pipeline."""
+    from sklearn.linear_model._base import LinearClassifierMixin
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
+
+    steps = [step for _, step in est.steps] if type(est) is Pipeline else [est]
+    double = (LinearClassifierMixin, StandardScaler, MaxAbsScaler, MinMaxScaler, RobustScaler)
+    return all(step in (None, "passthrough") or isinstance(step, double) for step in steps)
+
+
+def _converted_column(g, X, est, raw, where):
+    """The output on ``X`` (an input variable) of a binary converted by skl2onnx's own
+    converter, as an ``(n, 1)`` float64 column: its probability of the positive side, or
+    (``raw``) its raw score, the decision function (a logistic regression's log-odds)."""
     from onnx import TensorProto
     from skl2onnx import get_model_alias
-    from skl2onnx.common.data_types import DoubleTensorType, Int64TensorType
+    from skl2onnx.common.data_types import Int64TensorType
 
     scope, container = g.scope, g.container
     final = est.steps[-1][1] if type(est) is Pipeline else est
@@ -340,9 +409,9 @@ def _converted_column(g, X64, est, raw, where):
         container.add_options(id(final), {"raw_scores": True})
         scope.add_options(id(final), {"raw_scores": True})
     sub = scope.declare_local_operator(get_model_alias(type(est)), raw_model=est)
-    sub.inputs = [X64]
+    sub.inputs = [X]
     label = scope.declare_local_variable("binary_label", Int64TensorType())
-    scores = scope.declare_local_variable("binary_scores", DoubleTensorType())
+    scores = scope.declare_local_variable("binary_scores", X.type.__class__())
     sub.outputs.extend([label, scores])
     # the positive side's probability or raw score: the last column
     column = g(
@@ -358,17 +427,17 @@ def _converted_column(g, X64, est, raw, where):
     return g.cast(column, TensorProto.DOUBLE)
 
 
-def _member_outputs(g, model, m, plan, agg, X64, stack_linear):
-    """Member ``m``'s binary outputs on ``X64`` (the float64 input variable), ``(n, M)``
-    float64, and whether they are log-odds (where the library takes the cross-entropy
-    from them: every binary linear), else probabilities or margins."""
+def _member_outputs(g, model, m, plan, agg, inputs, stack_linear):
+    """Member ``m``'s binary outputs on the :class:`_Inputs`, ``(n, M)`` float64, and
+    whether they are log-odds (where the library takes the cross-entropy from them:
+    every binary linear), else probabilities or margins."""
     member, output = model.estimators_[m], model.binary_output_
     linear, stack = plan
     log_odds = agg.log_odds and len(linear) == len(member)
     stacked = linear if stack_linear else []
     pieces, order = [], []
     if stacked:
-        pieces.append(_linear_block(g, X64.onnx_name, stack, output, log_odds))
+        pieces.append(_linear_block(g, inputs.float64.onnx_name, stack, output, log_odds))
         order.extend(stacked)
     for l, est in enumerate(member):
         if l in stacked:
@@ -380,11 +449,13 @@ def _member_outputs(g, model, m, plan, agg, X64, stack_linear):
                 if output == "proba"
                 else est.decision_function(dummy)[0]
             )
-            pieces.append(_constant_column(g, X64.onnx_name, value))
+            pieces.append(_constant_column(g, inputs.given.full_name, value))
         else:
             where = _where(m, l, len(model.estimators_))
-            raw = output == "margin" or log_odds
-            pieces.append(_converted_column(g, X64, est, raw, where))
+            of_raw = output == "proba" and not log_odds and _probability_of_raw_score(est)
+            raw = output == "margin" or log_odds or of_raw
+            column = _converted_column(g, inputs.of(est), est, raw, where)
+            pieces.append(_sigmoid(g, column) if of_raw else column)
         order.append(l)
     Q = pieces[0] if len(pieces) == 1 else g("Concat", pieces, "outputs", axis=1)
     if order != sorted(order):  # back into the code's column order
@@ -403,8 +474,7 @@ def convert(scope, operator, container):
         probabilities).
     container : skl2onnx.common._container.ModelComponentContainer
     """
-    from onnx import TensorProto
-    from skl2onnx.common.data_types import DoubleTensorType, guess_proto_type
+    from skl2onnx.common.data_types import guess_proto_type
     from skl2onnx.common.utils_classifier import get_label_classes
 
     model = operator.raw_operator
@@ -417,19 +487,9 @@ def convert(scope, operator, container):
     check_exportable(model, stack_linear)
     agg = _aggregation(model.decoder_)
     g = _Graph(scope, container, "convexagg")
-    # the binaries read X in float64 whatever the input type, as the library's do
-    X64 = operator.inputs[0]
-    if not isinstance(X64.type, DoubleTensorType):
-        X64 = scope.declare_local_variable("convexagg_X64", DoubleTensorType())
-        container.add_node(
-            "Cast",
-            [operator.inputs[0].full_name],
-            [X64.onnx_name],
-            name=scope.get_unique_operator_name("convexagg_Cast"),
-            to=TensorProto.DOUBLE,
-        )
+    inputs = _Inputs(g, operator.inputs[0])
     members = [
-        _member_outputs(g, model, m, plan, agg, X64, stack_linear)
+        _member_outputs(g, model, m, plan, agg, inputs, stack_linear)
         for m, plan in enumerate(_binary_plans(model))
     ]
     M, K = model.code_matrix_.shape[1], agg.W.shape[1]
