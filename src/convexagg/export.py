@@ -33,13 +33,18 @@ The graph computes what ``predict_proba`` and ``predict`` compute:
 The binaries read the input in float64 and the aggregation is computed in
 float64, whatever the graph's input type. A float64 graph reproduces
 ``predict_proba`` to rounding (1e-15) when the binaries compute in float64
-(linear models and their scalers); skl2onnx's tree ensembles and SVMs compute
-in float32, so the probabilities of models with such binaries agree to float32
-precision (1e-7 on digits).
+(linear models and their scalers). skl2onnx's other converters (tree
+ensembles, SVMs) get the input in float32, as they are built for, and compute in
+float32: the probabilities of models with such binaries agree to float32
+precision (1e-7 on digits). A histogram gradient boosting tree compares float64
+inputs with float64 thresholds, which float32 cannot reproduce: a value within
+float32 rounding of a threshold (after a ``StandardScaler``, some lie one float64
+unit from one) can take the other branch in the graph.
 
-Private helpers used: :func:`convexagg.binary._linear_stack` (which binaries the
-library stacks, and their stacked coefficients: the one rule, read from its
-home) and skl2onnx's classifier parser ``_parse_sklearn_classifier`` (the parser
+Private helpers used: ``convexagg.binary._linear_stack`` and
+``_is_linear_class`` (which binaries the library stacks, their stacked
+coefficients, what a linear classifier is: the one rule, read from its home),
+and skl2onnx's classifier parser ``_parse_sklearn_classifier`` (the parser
 skl2onnx registers for every classifier, wrapped here to check fitting first).
 """
 
@@ -54,7 +59,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._optional import require
 from .aggregation import side_weights
-from .binary import ConstantBinaryPredictor, _linear_stack
+from .binary import ConstantBinaryPredictor, _is_linear_class, _linear_stack
 from .decoders import ConvexDecoder, LossBasedDecoder
 from .estimator import CodeMatrixClassifier
 from .losses import LOSS_CAP, binary_losses
@@ -382,12 +387,17 @@ class _Inputs:
 def _computes_in_float64(est):
     """Whether skl2onnx converts every step of ``est`` into float64 arithmetic on a
     float64 input: scikit-learn's linear classifiers and scalers, alone or in a pipeline."""
-    from sklearn.linear_model._base import LinearClassifierMixin
     from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
 
     steps = [step for _, step in est.steps] if type(est) is Pipeline else [est]
-    double = (LinearClassifierMixin, StandardScaler, MaxAbsScaler, MinMaxScaler, RobustScaler)
-    return all(step in (None, "passthrough") or isinstance(step, double) for step in steps)
+    scalers = (StandardScaler, MaxAbsScaler, MinMaxScaler, RobustScaler)
+    return all(
+        step is None
+        or isinstance(step, str)  # "passthrough"
+        or isinstance(step, scalers)
+        or _is_linear_class(type(step), "margin")
+        for step in steps
+    )
 
 
 def _converted_column(g, X, est, raw, where):
