@@ -16,9 +16,9 @@ ort = pytest.importorskip("onnxruntime")
 
 import convexagg.io as cio  # noqa: E402  (after the importorskips)
 from convexagg import (  # noqa: E402
+    BradleyTerryDecoder,
     CodeMatrixClassifier,
     ConvexAggregationClassifier,
-    BradleyTerryDecoder,
 )
 from convexagg.cli import main  # noqa: E402
 
