@@ -100,7 +100,7 @@ def test_default_model_float64_graph(default_model, digits):
     assert model.zero_entry_penalty_ is not None
     assert np.any(model.zero_entry_weights_ != 0) and np.any(model.intercept_ != 0)
     assert not np.allclose(model.entry_weights_, model.entry_weights_.max(axis=0))
-    onx = to_onnx(model, X_test, options={"zipmap": False})
+    onx = to_onnx(model, options={"zipmap": False})  # X: n_features_in_ numbers
     assert input_type(onx) == TensorProto.DOUBLE
     assert_same_predictions(model, onx, X_test, FLOAT64_TOL)
 

@@ -753,7 +753,6 @@ def _predict(args):
 def _export(args):
     import json
 
-    import numpy as np
     from sklearn.utils.validation import check_is_fitted
 
     from .export import to_onnx
@@ -766,8 +765,7 @@ def _export(args):
     if not isinstance(loaded, dict) and hasattr(loaded, "fit"):  # saved from Python
         check_is_fitted(loaded)
     model, features, target, _, _ = _unbundle(loaded, args.model)
-    X = np.zeros((1, model.n_features_in_))
-    onx = to_onnx(model, X, dtype=args.dtype, options={"zipmap": args.zipmap})
+    onx = to_onnx(model, dtype=args.dtype, options={"zipmap": args.zipmap})
     names = features or [f"x{j}" for j in range(model.n_features_in_)]
     meta = {"feature_names": json.dumps(names), "target": json.dumps(target)}
     for key, value in meta.items():

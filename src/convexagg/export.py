@@ -643,7 +643,7 @@ def _sample(X, dtype):
 
 def to_onnx(
     model,
-    X_sample,
+    X_sample=None,
     *,
     dtype="auto",
     target_opset=None,
@@ -664,9 +664,12 @@ def to_onnx(
         :class:`~convexagg.ConvexDecoder` or :class:`~convexagg.LossBasedDecoder`
         (every :class:`~convexagg.ConvexAggregationClassifier`), or a pipeline
         whose last step is one.
-    X_sample : array-like or pandas DataFrame of shape (n_samples, n_features)
+    X_sample : array-like or pandas DataFrame of shape (n_samples, n_features), \
+default=None
         Rows like those the model predicts: their type and width (a DataFrame:
-        one input per column, by name) define the graph's inputs.
+        one input per column, by name) define the graph's inputs. None: one
+        numeric input ``X`` of ``model.n_features_in_`` columns (give a frame
+        for a pipeline that selects columns by name).
     dtype : {"auto", "float64", "float32"}, default="auto"
         The graph's floating input and output type; inside, the binaries read
         the input in float64 and the aggregation is float64 in either. "auto":
@@ -699,6 +702,19 @@ def to_onnx(
         learner with its code column, the labels).
     MissingDependencyError
         skl2onnx (``pip install "convexagg[onnx]"``) is not installed.
+
+    Notes
+    -----
+    What exports: every ``cv`` (out-of-fold ensembles, binaries refitted on all
+    rows, ``"in_sample"``, ``"prefit"``), code, loss (probabilities or margins),
+    entry and zero-entry weights and intercepts; binary learners that skl2onnx
+    converts -- scikit-learn's linear classifiers alone or after scalers (as
+    the library's own stacked product with ``stack_linear``), tree ensembles
+    (random forests, extra trees, gradient boosting, histogram gradient
+    boosting), ``SVC`` margins, k-nearest neighbours, naive Bayes, MLPs,
+    pipelines and column transformers of those, and any learner registered
+    with ``skl2onnx.update_registered_converter``; class labels that are
+    integers or strings.
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}.")
@@ -714,6 +730,8 @@ def to_onnx(
         )
     _check_fitted(model)
     check_exportable(final, stack_linear)
+    if X_sample is None:
+        X_sample = np.zeros((1, model.n_features_in_))
     model_options = {} if options is None else dict(options)
     if not all(isinstance(k, (int, type)) for k in model_options):  # options of the final step
         model_options = {id(final): model_options}
