@@ -68,7 +68,7 @@ import time
 import warnings
 
 from ._arguments import at_least, csv_list
-from ._optional import MissingDependencyError
+from ._optional import MissingDependencyError, require
 from ._utils import Reporter
 from .experiments import commands
 
@@ -366,6 +366,31 @@ def build_parser():
         "of e E f F g G (default %%.6g; %%.17g keeps every digit)",
     )
     _add_csv_options(predict)
+
+    export = sub.add_parser(
+        "export",
+        help="export a fitted model to ONNX, for onnxruntime (needs convexagg[onnx])",
+        description=(
+            "Write MODEL.skops (saved by `convexagg fit` or convexagg.io.save) as an ONNX "
+            "graph that onnxruntime runs without Python: one input X (n_rows x n_features, "
+            "the features in training order, recorded in the file's feature_names "
+            "metadata), outputs label and probabilities (columns in the order of the classes)."
+        ),
+    )
+    export.add_argument("model", metavar="MODEL.skops", help="a fitted model (skops file)")
+    export.add_argument("--out", required=True, metavar="MODEL.onnx", help="the ONNX file")
+    export.add_argument(
+        "--dtype",
+        choices=("auto", "float64", "float32"),
+        default="auto",
+        help="the input type: float64 unless a binary's converter needs float32 (auto)",
+    )
+    export.add_argument(
+        "--zipmap",
+        action="store_true",
+        help="probabilities as one {class: probability} map per row (skl2onnx's default) "
+        "instead of one (n_rows x n_classes) tensor",
+    )
 
     commands.add_paper_parsers(sub)
     return parser
@@ -725,6 +750,38 @@ def _predict(args):
     return 0
 
 
+def _export(args):
+    import json
+
+    from sklearn.utils.validation import check_is_fitted
+
+    from .export import to_onnx
+    from .io import atomic_write, check_output_path, load
+
+    onnx = require("onnx", "'convexagg export'", "onnx")
+
+    check_output_path(args.out, inputs=[args.model])  # before the work, and again on writing
+    loaded = load(args.model)
+    if not isinstance(loaded, dict) and hasattr(loaded, "fit"):  # saved from Python
+        check_is_fitted(loaded)
+    model, features, target, _, _ = _unbundle(loaded, args.model)
+    onx = to_onnx(model, dtype=args.dtype, options={"zipmap": args.zipmap})
+    names = features or [f"x{j}" for j in range(model.n_features_in_)]
+    meta = {"feature_names": json.dumps(names), "target": json.dumps(target)}
+    for key, value in meta.items():
+        onx.metadata_props.add(key=key, value=value)
+    data = onx.SerializeToString()
+    with atomic_write(args.out, "wb", inputs=[args.model]) as f:
+        f.write(data)
+    double = onx.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.DOUBLE
+    print(
+        f"exported {type(model).__name__} ({model.classes_.size} classes, "
+        f"{model.n_features_in_} features, {'float64' if double else 'float32'} input) "
+        f"to {args.out}: {len(data)} bytes"
+    )
+    return 0
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -742,7 +799,7 @@ def _error_message(exc):
 
 
 # the library's commands here; the paper's with the experiments they run
-HANDLERS = {"fit": _fit, "predict": _predict, **commands.HANDLERS}
+HANDLERS = {"fit": _fit, "predict": _predict, "export": _export, **commands.HANDLERS}
 
 
 class _Signal(BaseException):
@@ -792,7 +849,7 @@ def main(argv=None):
     """
     args = build_parser().parse_args(argv)
     handler = HANDLERS[args.command]
-    quiet = args.command in ("fit", "predict")  # their warnings: one line each, at the end
+    quiet = args.command in ("fit", "predict", "export")  # warnings: one line each, at the end
     error = None
     with warnings.catch_warnings(record=quiet) as caught:
         try:
