@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 BASELINE = "d0f93c1"  # the last commit of version 0.1
 
@@ -51,7 +52,7 @@ def child(src, data_dir, cache_dir, version):
 
     assert convexagg.__file__.startswith(src), convexagg.__file__
     args = C.parser("").parse_args(["--data-dir", data_dir, "--cache-dir", cache_dir])
-    X, _, y, _ = C.letter_split(args.data_dir)
+    X, _, y, _ = W.letter_split(args.data_dir)
     spent = {"binaries": 0.0, "path": 0.0}
 
     def timed(name, fn):
@@ -117,7 +118,7 @@ def main():
     if args.quick:
         args.repeat = 1
     info = C.machine()
-    C.letter_workload(args)  # the cache, so that the children only read it
+    W.letter_workload(args)  # the cache, so that the children only read it
     new_src = str(Path(__file__).resolve().parents[1] / "src")
     runs = {"old": [], "new": []}
     with tempfile.TemporaryDirectory() as tmp:

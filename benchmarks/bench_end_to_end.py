@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 OVO = "OneVsOneClassifier"
 CALIBRATED = "CalibratedClassifierCV(OneVsOneClassifier, temperature, cv=5)"
@@ -51,7 +52,7 @@ def main():
     repeat = 1 if args.quick else args.repeat
     C.limit_blas(args)
     info = C.machine()
-    X, X_te, y, y_te = C.letter_split(args.data_dir)
+    X, X_te, y, y_te = W.letter_split(args.data_dir)
     if args.quick:
         X, y = X[::10], y[::10]
 

@@ -48,7 +48,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 N_CLASSES = 26
 TARGETS = {"gpu_1e7_s": 5.0, "speedup": 20.0, "objective_rel_diff": 1e-5}
@@ -225,13 +226,13 @@ def main():
     from convexagg import ConvexDecoder
 
     info = {**C.machine(), "gpu": device_info, "targets": TARGETS}
-    Q, y, code = C.synthetic_ovo_outputs(10_000, N_CLASSES, seed=1, dtype=np.float32)
+    Q, y, code = W.synthetic_ovo_outputs(10_000, N_CLASSES, seed=1, dtype=np.float32)
     fit_device(Q, y, code, to_device, name, args.device, 1)  # warm-up: CUDA context, kernels
     if classifier_rows:  # warm-up of the classifier's kernels (scikit-learn's, on 2,000 rows)
         classifier_end_to_end(2_000, args, to_device, name, args.device)
     results = []
     for n in sorted(set(rows) | set(cpu_rows)):
-        Q, y, code = C.synthetic_ovo_outputs(n, N_CLASSES, seed=0, dtype=np.float32)
+        Q, y, code = W.synthetic_ovo_outputs(n, N_CLASSES, seed=0, dtype=np.float32)
         r = {"rows": n, "Q_bytes": Q.nbytes}
         if n in rows:
             copy_s, times, dec = fit_device(Q, y, code, to_device, name, args.device, args.repeat)

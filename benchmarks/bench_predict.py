@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 BASELINES = [
     ("GBTM", "BradleyTerryDecoder", {}),
@@ -91,7 +92,7 @@ def main():
     rounds = 3 if args.quick else args.decode_repeat
     C.limit_blas(args)
     info = C.machine()
-    data = C.letter_workload(args)
+    data = W.letter_workload(args)
     Q, y, code, Q_te, y_te = data["Q"], data["y"], data["code"], data["Q_test"], data["y_test"]
     Q_te32 = Q_te.astype(np.float32)
 

@@ -18,16 +18,17 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 # the default, and version 0.1's fastest setting
-SETTINGS = [C.solver_settings()[k] for k in (0, 2)]
+SETTINGS = [W.solver_settings()[k] for k in (0, 2)]
 
 
 def fit_time(Q, y, code, solver, repeat):
     from convexagg import ConvexDecoder
 
-    dec = ConvexDecoder(alpha=C.ALPHA, solver=solver)
+    dec = ConvexDecoder(alpha=W.ALPHA, solver=solver)
     times = C.timed(lambda: dec.fit(Q, y, code), repeat)
     return min(times), dec.n_iter_
 
@@ -50,7 +51,7 @@ def main():
 
     n_rows = []
     for n in sizes:
-        Q, y, code = C.synthetic_ovo_outputs(n, args.classes, seed=0)
+        Q, y, code = W.synthetic_ovo_outputs(n, args.classes, seed=0)
         for label, settings in SETTINGS:
             t, it = fit_time(Q, y, code, settings, repeat if n < 300_000 else max(1, repeat - 1))
             n_rows.append(
@@ -77,7 +78,7 @@ def main():
 
     m_rows = []
     for code_name in ("ovr", "ecoc", "ovo"):
-        data = C.letter_workload(args, code_name)
+        data = W.letter_workload(args, code_name)
         Q, y, code = data["Q"], data["y"], data["code"]
         if args.quick:
             Q, y = Q[::10], y[::10]

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _kull_suite as K  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import kull as K  # noqa: E402
+from lib import refit_scans as S  # noqa: E402
 
 from convexagg._decoder_selection import select_penalty  # noqa: E402
 from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
@@ -45,7 +46,7 @@ def scan_fold(clf, X_tr, y_tr):
 
 def main():
     parser = C.parser(__doc__.splitlines()[0])
-    args, kull_dir, names = K.scan_arguments(parser)
+    args, kull_dir, names = S.scan_arguments(parser)
     info = C.machine()
     results, rows = {}, []
     for name in names:

@@ -24,8 +24,9 @@ from unittest import mock
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 
 def main():
@@ -42,7 +43,7 @@ def main():
     C.limit_blas(args)
     info = C.machine()
     warnings.filterwarnings("ignore")  # lbfgs iteration limits of a few binaries
-    X, _, y, _ = C.letter_split(args.data_dir)
+    X, _, y, _ = W.letter_split(args.data_dir)
     if args.quick:
         X, y = X[:3000], y[:3000]
     splits = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))

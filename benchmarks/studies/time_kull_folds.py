@@ -22,8 +22,8 @@ import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _kull_suite as K  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import kull as K  # noqa: E402
 
 MEDIAN_SETS = "page-blocks,glass,cleveland,dermatology,ecoli,autos"
 

@@ -3,7 +3,7 @@ refitted on its own training outputs with ``zero_entry_penalty`` fixed or ``c / 
 
 On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite
 kull``) the default ``ConvexAggregationClassifier`` before the sixth switch (no zero
-entries, ``_kull_suite.fifth_switch_default``) is fitted once; its decoder is
+entries, ``_kull_suite.default_without_zero_entries``) is fitted once; its decoder is
 then refitted on the same training outputs (``training_outputs``) with each
 setting, and scored on the test fold's averaged binary outputs
 (``predict_binary_proba``). Every setting is compared with the default's decoder
@@ -25,9 +25,9 @@ from pathlib import Path
 from sklearn.base import clone
 from sklearn.metrics import log_loss
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _kull_suite as K  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import refit_scans as S  # noqa: E402
 
 from convexagg._decoder_selection import select_penalty  # noqa: E402
 from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
@@ -46,7 +46,7 @@ def settings(n_rows):
 def scan_set(name, kull_dir):
     """``{setting: [test log-loss per fold]}``, with ``"none"`` the default's decoder."""
     scores = {}
-    for clf, Q, y_fit, Q_test, labels in K.default_refits(name, kull_dir):
+    for clf, Q, y_fit, Q_test, labels in S.default_refits(name, kull_dir):
         K_ = len(clf.classes_)
         decoder = clf.decoder_
         scores.setdefault("none", []).append(
@@ -77,7 +77,7 @@ def scan_set(name, kull_dir):
 
 
 def main():
-    K.report_scan(
+    S.report_scan(
         C.parser(__doc__.splitlines()[0]),
         scan_set,
         "none",

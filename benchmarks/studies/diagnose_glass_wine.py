@@ -1,4 +1,9 @@
-"""Why the Kull-best settings lose to the default on glass and wine (issue 21).
+"""Why the Kull-best settings lose to the default on glass and wine, and the screen of the
+candidate defaults on the same splits.
+
+Backs QUALITY.md, "Before the switch: the first round" (the cause, split by split) and the
+candidate screens of the rounds after it ("The second round", "The third round", "The
+fourth round"); the screens' outputs are in ``benchmarks/results/quality/candidates/``.
 
 The splits of ``bench_quality.py --suite ten`` where the setting
 ``code="ovo+ovr", entry_weight_shrinkage=0.01, alpha=1e-3, binary_param_grid={"C": [0.01,
@@ -8,22 +13,20 @@ a test row's true class, the in-sample log-loss of the aggregation on the out-of
 outputs (``oof_proba_``), the chosen ``C`` with each candidate's score, and the weights
 (one-vs-one columns first).
 
-    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py [--data-dir ../shared/datasets]
-    OMP_NUM_THREADS=1 python benchmarks/diagnose_glass_wine.py --candidates 1  (or 2 .. 6)
+    OMP_NUM_THREADS=1 python benchmarks/studies/diagnose_glass_wine.py \\
+        [--data-dir ../shared/datasets] [--candidates 1 (or 2 .. 6)]
 
-``--candidates 1``: the screen of issue 21's candidate defaults (``bench_quality.CANDIDATES``,
-``C`` and ``alpha`` cross-validated on the out-of-fold outputs, and their cheap forms) on
-the same splits, beside the default and the two cross-validated settings of the previous
-round. A candidate passes the screen where its test log-loss on each of the three splits is
-at most the default's on that split plus the default's standard deviation over the 5 splits
-of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
-``--candidates 2``, ``3``, ``4``: the later rounds (``bench_quality.CANDIDATES_2``,
-``CANDIDATES_3``, ``CANDIDATES_4``), each chosen after the one before. ``--candidates 5``:
-cheap settings without cross-validation (``bench_quality.CANDIDATES_5``), beside plain
-``code="ovo+ovr"`` and the per-column prototype at ``C=1`` (the same numbers, its check).
-``--candidates 6``: the fifth round's survivor (``C=1``, one-vs-rest penalty +0.1) with
-entry weights 0.01, intercepts or ``alpha=1e-3`` added (``bench_quality.CANDIDATES_6``),
-beside the survivor itself.
+``--candidates N`` screens one group of candidate defaults (``lib/methods.py``) on the same
+splits, beside the default; a candidate passes where its test log-loss on each of the
+three splits is at most the default's on that split plus the default's standard deviation
+over the 5 splits of that set (glass 0.094, wine 0.009: ``benchmarks/results/quality/tables.md``).
+The groups, in the order they were screened (:data:`CANDIDATE_GROUPS`): 1, ``C`` and
+``alpha`` cross-validated on the out-of-fold outputs, and their cheap forms (beside the two
+cross-validated settings); 2, only ``C`` cross-validated; 3, the one-vs-rest columns shrunk
+toward 0, both cross-validated; 4, mixtures; 5, cheap settings without cross-validation
+(beside plain ``code="ovo+ovr"`` and the per-column prototype at ``C=1``, the same numbers:
+its check); 6, the one-vs-rest penalty +0.1 with entry weights 0.01, intercepts or
+``alpha=1e-3`` added (beside that setting itself).
 ``--check-prototype``: that check on every set and fold of the Kull suite, against plain
 ``code="ovo+ovr"`` fitted in the same process (every score equal to the last digit), and the
 largest gap to the committed Kull records of ``convexagg ovo+ovr``.
@@ -38,8 +41,9 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_quality as B  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import methods as M  # noqa: E402
+from lib import ten_sets as T  # noqa: E402
 
 from convexagg import ConvexAggregationClassifier  # noqa: E402
 
@@ -60,44 +64,48 @@ SETTINGS = {
 }
 SPLITS = {"glass": [3], "wine": [1, 2]}
 DEFAULT_STD = {"glass": 0.094, "wine": 0.009}
+# --candidates N -> (candidates, the grid of their cheap forms or None)
+CANDIDATE_GROUPS = {
+    1: (M.CV_C_ALPHA_CANDIDATES, M.CHEAP_GRID),
+    2: (M.CV_C_CANDIDATES, M.CHEAP_C_GRID),
+    3: (M.CV_OVR_SHRUNK_CANDIDATES, M.CHEAP_GRID),
+    4: (M.MIXTURE_CANDIDATES, None),
+    5: (M.NO_CV_CANDIDATES, None),
+    6: (M.OVR_PENALTY_ADDITIONS, None),
+}
 
 
-def screen(data_dir, round_):
+def screen(data_dir, group):
     """The candidates' test log-loss on the three splits, and whether each passes."""
     cands = {}
-    if round_ == 1:
-        cands["ovo+ovr CV (previous round)"] = B.cv_c_alpha("ovo+ovr")
-        cands["ovo CV (previous round)"] = B.cv_c_alpha("ovo")
-    candidates, cheap = {
-        1: (B.CANDIDATES, B.CHEAP),
-        2: (B.CANDIDATES_2, B.CHEAP_2),
-        3: (B.CANDIDATES_3, B.CHEAP),
-        4: (B.CANDIDATES_4, None),
-        5: (B.CANDIDATES_5, None),
-        6: (B.CANDIDATES_6, None),
-    }[round_]
-    if round_ == 5:
-        cands["ovo+ovr (plain)"] = B.ca(code="ovo+ovr")
-        cands.update(B.CHECK_5)
-    if round_ == 6:  # the survivor the additions are made to
-        cands["ovo+ovr, C=1, ovr penalty +0.1"] = B.CANDIDATES_5["ovo+ovr, C=1, ovr penalty +0.1"]
+    if group == 1:
+        cands["ovo+ovr CV (previous round)"] = M.cv_c_alpha("ovo+ovr")
+        cands["ovo CV (previous round)"] = M.cv_c_alpha("ovo")
+    candidates, cheap = CANDIDATE_GROUPS[group]
+    if group == 5:
+        cands["ovo+ovr (plain)"] = M.ca(code="ovo+ovr")
+        cands.update(M.PER_COLUMN_CHECK)
+    if group == 6:  # the setting the additions are made to
+        cands["ovo+ovr, C=1, ovr penalty +0.1"] = M.NO_CV_CANDIDATES[
+            "ovo+ovr, C=1, ovr penalty +0.1"
+        ]
     for name, options in candidates.items():
-        if callable(options):  # the fourth round on: factories
+        if callable(options):  # groups 4 to 6: factories
             cands[name] = options
             continue
-        cands[name] = B.cv_c_alpha(**options)
-        cands[name + ", cheap"] = B.cv_c_alpha(**options, **cheap)
+        cands[name] = M.cv_c_alpha(**options)
+        cands[name + ", cheap"] = M.cv_c_alpha(**options, **cheap)
     default, results = {}, {name: {} for name in cands}
     for name, reps in SPLITS.items():
-        X, y = B.load(name, data_dir, 2500)
+        X, y = T.load(name, data_dir, 2500)
         for rep in reps:
-            X_tr, y_tr, X_te, y_te = B.split(X, y, rep)
+            X_tr, y_tr, X_te, y_te = T.split(X, y, rep)
             model = ConvexAggregationClassifier(
                 LogisticRegression(max_iter=1000),
                 random_state=rep,
-                **B.SHARED_WEIGHTS,
-                **B.ONE_VS_ONE,
-            ).fit(X_tr, y_tr)  # the rounds' reference: the 0.2 default
+                **M.SHARED_WEIGHTS_PARAMS,
+                **M.ONE_VS_ONE_PARAMS,
+            ).fit(X_tr, y_tr)  # the reference: version 0.2's model
             default[name, rep] = log_loss(y_te, model.predict_proba(X_te))
             print(f"{name} split {rep} default: {default[name, rep]:.3f}", flush=True)
             for cand, make in cands.items():
@@ -121,21 +129,21 @@ def screen(data_dir, round_):
 def check_prototype(data_dir):
     """The per-column prototype at ``C_ovr=1`` against plain ovo+ovr refitted here (equal
     to the last digit?) and against the committed Kull records of ovo+ovr (largest gap)."""
-    import json
-
-    import _kull_suite as K
+    from lib import kull as K
+    from lib.records import RecordStore
+    from lib.scoring import run_one
 
     kull_dir = str(Path(data_dir) / "kull2019")
-    out = Path(__file__).resolve().parent / "results" / "quality" / "kull"
+    store = RecordStore(Path(__file__).resolve().parents[1] / "results" / "quality" / "kull")
     keys = ("log_loss", "brier", "accuracy", "ece_top", "ece_classwise")
-    plain, proto = B.ca(code="ovo+ovr"), B.CHECK_5["ovo+ovr, ovr binaries C=1"]
+    plain, proto = M.ca(code="ovo+ovr"), M.PER_COLUMN_CHECK["ovo+ovr, ovr binaries C=1"]
     same, gap, n = 0, 0.0, 0
     for name in K.datasets(kull_dir):
         X, y, _ = K.load(name, kull_dir)
         for fold, (X_tr, y_tr, X_te, y_te) in enumerate(K.splits(X, y)):
-            rec = json.loads(B.record_path(out, name, fold, "convexagg ovo+ovr").read_text())
-            mine = B.run_one("", proto, X_tr, y_tr, X_te, y_te, fold)
-            ref = B.run_one("", plain, X_tr, y_tr, X_te, y_te, fold)
+            rec = store.get(name, fold, "convexagg ovo+ovr")
+            mine = run_one("", proto, X_tr, y_tr, X_te, y_te, fold)
+            ref = run_one("", plain, X_tr, y_tr, X_te, y_te, fold)
             equal = all(mine[k] == ref[k] for k in keys)
             rel = max(abs(mine[k] - rec[k]) / max(abs(rec[k]), 1e-300) for k in keys)
             same, gap, n = same + equal, max(gap, rel), n + 1
@@ -152,18 +160,18 @@ def check_prototype(data_dir):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
-        "--data-dir", default=str(Path(__file__).resolve().parents[1] / "../shared/datasets")
+        "--data-dir", default=str(Path(__file__).resolve().parents[2] / "../shared/datasets")
     )
     p.add_argument(
         "--candidates",
         type=int,
         choices=(1, 2, 3, 4, 5, 6),
-        help="screen issue 21's candidates, round 1 to 6",
+        help="screen a group of candidate defaults (CANDIDATE_GROUPS)",
     )
     p.add_argument(
         "--check-prototype",
         action="store_true",
-        help="the round-5 per-column prototype at C=1 against the Kull records of ovo+ovr",
+        help="the per-column prototype at C=1 against the Kull records of ovo+ovr",
     )
     args = p.parse_args()
     warnings.simplefilter("ignore")
@@ -172,14 +180,14 @@ def main():
     if args.candidates:
         return screen(args.data_dir, args.candidates)
     for name, reps in SPLITS.items():
-        X, y = B.load(name, args.data_dir, 2500)
+        X, y = T.load(name, args.data_dir, 2500)
         for rep in reps:
-            X_tr, y_tr, X_te, y_te = B.split(X, y, rep)
+            X_tr, y_tr, X_te, y_te = T.split(X, y, rep)
             for setting, params in SETTINGS.items():
                 model = ConvexAggregationClassifier(
                     LogisticRegression(max_iter=1000),
                     random_state=rep,
-                    **{**B.SHARED_WEIGHTS, **B.ONE_VS_ONE, **params},
+                    **{**M.SHARED_WEIGHTS_PARAMS, **M.ONE_VS_ONE_PARAMS, **params},
                 ).fit(X_tr, y_tr)
                 P = model.predict_proba(X_te)
                 p_true = P[np.arange(len(y_te)), np.searchsorted(model.classes_, y_te)]

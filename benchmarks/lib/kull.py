@@ -1,4 +1,4 @@
-"""The Kull et al. (2019) suite of ``bench_quality.py --suite kull`` (issue 21).
+"""The Kull et al. (2019) suite of ``bench_quality.py --suite kull``: data, methods, tables.
 
 Protocol: every ``<name>.csv.gz`` of ``--kull-dir`` (default ``<data-dir>/kull2019``;
 read where it lies, never copied). Classes with fewer than :data:`MIN_CLASS_ROWS`
@@ -24,24 +24,24 @@ Adding a method is one line in :data:`METHODS`, e.g.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import _calibrators as CAL
 import numpy as np
-from bench_quality import (
-    CANDIDATES_3,
-    CANDIDATES_5,
-    CANDIDATES_6,
-    CHEAP,
-    ENTRY_0_01,
-    ENTRY_DEFAULT,
+
+from . import calibrators as CAL
+from .methods import (
+    CHEAP_GRID,
+    CV_OVR_SHRUNK_CANDIDATES,
+    ENTRY_0_01_PARAMS,
+    ENTRY_0_01_ROW_ORDER,
     FOLDS,
     LIBRARY_SETTINGS,
     LINEAR,
+    NO_CV_CANDIDATES,
     NONLINEAR,
-    SECOND_SWITCH,
-    SHARED,
+    OVO_SHUFFLED_COLD,
+    OVR_PENALTY_ADDITIONS,
+    SHARED_WEIGHTS,
     alpha_per_row,
     base_lr,
     ca,
@@ -55,6 +55,7 @@ from bench_quality import (
     rf,
     row_order,
 )
+from .scoring import measure
 
 MIN_CLASS_ROWS = 6
 MAX_ROWS = 3000
@@ -64,9 +65,16 @@ NONLINEAR_VARIANT = "non-linear variant"  # ranked in place of NONLINEAR_CONVEXA
 CHECK = "check"
 DEFAULT = "convexagg (default)"
 CV_VARIANT = "convexagg ovo+ovr, C4 and alpha cross-validated"
+# the methods of a plumbing run (``--quick``)
+QUICK_METHODS = (
+    DEFAULT,
+    "LogisticRegression (multinomial)",
+    "LR + temperature (CalibratedClassifierCV)",
+)
 
 
 def _lrcv(seed):
+    """``LogisticRegressionCV`` as Kull et al.'s peer: 10 ``C``, 5 folds, scored by log-loss."""
     from sklearn.linear_model import LogisticRegressionCV
 
     return LogisticRegressionCV(Cs=10, cv=FOLDS, scoring="neg_log_loss", max_iter=1000)
@@ -109,9 +117,8 @@ def _hgb_binaries(seed):
 
 
 def _hgb_binaries_with(**params):
-    """HGB binaries as :func:`_hgb_binaries` with ``params``; none: the library's default
-    aggregation model as measured (after the second switch: no intercepts), what a user who
-    passed HGB got."""
+    """HGB binaries as :func:`_hgb_binaries` with the library's aggregation pinned to no
+    intercepts and entry weights 0.01 without zero entries, and ``params``."""
 
     def make(seed):
         from sklearn.ensemble import HistGradientBoostingClassifier
@@ -119,8 +126,7 @@ def _hgb_binaries_with(**params):
         from convexagg import ConvexAggregationClassifier
 
         hgb = HistGradientBoostingClassifier(max_iter=100)
-        # the default before the fourth switch (entry weights 0.01 until the fifth)
-        given = {"fit_intercept": False, **ENTRY_0_01, **params}
+        given = {"fit_intercept": False, **ENTRY_0_01_PARAMS, **params}
         return ConvexAggregationClassifier(hgb, code="ovr", random_state=seed, **given)
 
     return make
@@ -128,7 +134,7 @@ def _hgb_binaries_with(**params):
 
 def _hgb_binaries_library(seed):
     """HGB binaries (as :func:`_hgb_binaries_with`) with the library's whole default
-    aggregation, as a user who passes HGB gets it today."""
+    aggregation."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     from convexagg import ConvexAggregationClassifier
@@ -137,16 +143,15 @@ def _hgb_binaries_library(seed):
     return ConvexAggregationClassifier(hgb, code="ovr", random_state=seed)
 
 
-# the first switch's default (entry weights 0.01; alpha=1e-4 and folds in row order, as
-# version 0.2) on HGB binaries: measured before the second switch
+# HGB binaries with entry weights 0.01 on version 0.2's alpha=1e-4 and folds in row order
 _hgb_binaries_entry = _hgb_binaries_with(
     entry_weight_shrinkage=0.01, alpha=1e-4, cv=row_order(FOLDS)
 )
 
 
 def _shuffled(offset=0, **params):
-    """Today's default (or with ``params``) on shuffled stratified folds
-    (``random_state=seed + offset``) instead of ``check_cv``'s folds in row order."""
+    """:func:`ca` with entry weights 0.01 (or ``params``) on shuffled stratified folds
+    (``random_state=seed + offset``) instead of folds in row order."""
 
     def make(seed):
         from sklearn.model_selection import StratifiedKFold
@@ -162,9 +167,9 @@ _shuffled_survivor = _shuffled(code="ovo+ovr", column_penalty={"ovr": 0.1}, alph
 
 
 _C4 = {"C": [0.01, 0.1, 1.0, 10.0]}
-CANDIDATE = "convexagg ovo+ovr CV, ovr penalty +1, cheap"
-CHEAP_SURVIVOR = "convexagg ovo+ovr, C=1, ovr penalty +0.1"
-ENTRY_SURVIVOR = CHEAP_SURVIVOR + ", entry 0.01"
+OVR_SHRUNK_CHEAP = "convexagg ovo+ovr CV, ovr penalty +1, cheap"
+OVR_PENALTY_0_1 = "convexagg ovo+ovr, C=1, ovr penalty +0.1"
+OVR_PENALTY_0_1_ENTRY = OVR_PENALTY_0_1 + ", entry 0.01"
 SHARED_CHECK = "shared weights (0.2 default)"
 LOG_POOLED = "convexagg entry 0.01, log-pooled ensemble"
 LOG_POOLED_CHECK = "entry 0.01 log-pooled"
@@ -173,17 +178,17 @@ SHUFFLED_CHECK = "entry 0.01, shuffled folds,"
 NONLINEAR_ENTRY = "convexagg HGB binaries (ovr), cv=5, entry weights 0.01, folds in row order"
 NONLINEAR_DEFAULT = "convexagg HGB binaries (ovr), the default's aggregation"
 NONLINEAR_INTERCEPTS = "convexagg HGB binaries (ovr), the default's aggregation with intercepts"
-# the library's aggregation since the fifth switch (the two above pin entry weights 0.01)
-NONLINEAR_FIFTH = "convexagg HGB binaries (ovr), the fifth switch's aggregation"
-# issue 21's first switch (entry weights 0.01), its records kept when the default moved on
-# to shuffled folds and alpha=1e-3
+# the library's whole default aggregation (the two above pin entry weights 0.01)
+NONLINEAR_LIBRARY = "convexagg HGB binaries (ovr), the fifth switch's aggregation"
 ENTRY_CHECK = "entry weights 0.01, folds in row order"
-SHUFFLED_SURVIVOR = (
+OVR_PENALTY_SHUFFLED = (
     "convexagg ovo+ovr, C=1, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3"
 )
-SHUFFLED_SURVIVOR_CHECK = "ovo+ovr, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3,"
-SECOND_SWITCH_CHECK = "the second switch's default"
-_candidate = cv_c_alpha(**CANDIDATES_3["ovo+ovr CV, ovr penalty +1"], **CHEAP)
+OVR_PENALTY_SHUFFLED_CHECK = "ovo+ovr, ovr penalty +0.1, entry 0.01, shuffled folds, alpha=1e-3,"
+OVO_SHUFFLED_COLD_CHECK = "the second switch's default"
+_ovr_shrunk_cheap = cv_c_alpha(
+    **CV_OVR_SHRUNK_CANDIDATES["ovo+ovr CV, ovr penalty +1"], **CHEAP_GRID
+)
 
 # name -> (family, factory(seed) -> estimator); run in this order (the cheap peers first)
 METHODS = {
@@ -199,14 +204,14 @@ METHODS = {
     "convexagg cv=None": (
         VARIANT,
         ca(cv="in_sample"),
-    ),  # the records' name from before 0.2's rename
+    ),  # the records' name for cv="in_sample"
     "convexagg ensemble=False": (VARIANT, ca(ensemble=False)),
     "LR + Dirichlet (dirichletcal)": (LINEAR, _inner(_plain_lr, "dirichlet")),
-    # the options of issue 21, alone and together (C4: the binaries' C chosen from 0.01..10 on
-    # the out-of-fold outputs; C3: from 0.1..10)
+    # options alone and together (C4: the binaries' C chosen from 0.01..10 on the out-of-fold
+    # outputs; C3: from 0.1..10)
     "convexagg alpha=1e-3": (VARIANT, ca(alpha=1e-3)),
     "convexagg ovo+ovr": (VARIANT, ca(code="ovo+ovr")),
-    SHARED: (VARIANT, ca()),  # the 0.2 default: its records renamed
+    SHARED_WEIGHTS: (VARIANT, ca()),  # version 0.2's model
     "convexagg C4": (VARIANT, ca(binary_param_grid=_C4)),
     "convexagg ovo+ovr, C4": (VARIANT, ca(code="ovo+ovr", binary_param_grid=_C4)),
     "convexagg ovo+ovr, entry 0.01, C4": (
@@ -229,43 +234,51 @@ METHODS = {
     # outputs, not in sample (the glass / wine check of the ten sets)
     CV_VARIANT: (VARIANT, cv_c_alpha("ovo+ovr")),
     "convexagg ovo, C4 and alpha cross-validated": (VARIANT, cv_c_alpha("ovo")),
-    # issue 21's candidate default closest to the glass / wine screen
-    # (benchmarks/diagnose_glass_wine.py --candidates 3; bench_quality.CANDIDATES_3)
-    CANDIDATE: (VARIANT, _candidate),
-    # candidate (d) alone: the previous round's Kull-best with the cheap grid (fit time)
-    CV_VARIANT + ", cheap": (VARIANT, cv_c_alpha("ovo+ovr", **CHEAP)),
-    CANDIDATE + " + temperature on its out-of-fold": (CHECK, _own_oof("temperature", _candidate)),
-    CANDIDATE + " + Dirichlet on its out-of-fold": (CHECK, _own_oof("dirichlet", _candidate)),
-    # issue 21's fifth round: the cheap candidates that passed the glass / wine screen
-    # (benchmarks/diagnose_glass_wine.py --candidates 5; bench_quality.CANDIDATES_5)
+    # the cross-validated candidate closest to passing the glass / wine screen
+    # (studies/diagnose_glass_wine.py --candidates 3; methods.CV_OVR_SHRUNK_CANDIDATES)
+    OVR_SHRUNK_CHEAP: (VARIANT, _ovr_shrunk_cheap),
+    # the Kull-best variant with the cheap grid (fit time)
+    CV_VARIANT + ", cheap": (VARIANT, cv_c_alpha("ovo+ovr", **CHEAP_GRID)),
+    OVR_SHRUNK_CHEAP + " + temperature on its out-of-fold": (
+        CHECK,
+        _own_oof("temperature", _ovr_shrunk_cheap),
+    ),
+    OVR_SHRUNK_CHEAP + " + Dirichlet on its out-of-fold": (
+        CHECK,
+        _own_oof("dirichlet", _ovr_shrunk_cheap),
+    ),
+    # the cheap candidates that passed the glass / wine screen
+    # (studies/diagnose_glass_wine.py --candidates 5; methods.NO_CV_CANDIDATES)
     **{
-        f"convexagg {n}": (VARIANT, CANDIDATES_5[n])
+        f"convexagg {n}": (VARIANT, NO_CV_CANDIDATES[n])
         for n in (
             "ovo+ovr, ovr binaries C=0.01",
             "ovo+ovr, C=1, ovr penalty +0.1",
             "ovo+ovr, C=1, ovr penalty +1",
         )
     },
-    # the left-to-calibrate check of the fifth round's best-ranked survivor
+    # the left-to-calibrate check of the best-ranked of them
     **{
-        f"{CHEAP_SURVIVOR} + {c} on its out-of-fold": (
+        f"{OVR_PENALTY_0_1} + {c} on its out-of-fold": (
             CHECK,
-            _own_oof(c.lower(), CANDIDATES_5["ovo+ovr, C=1, ovr penalty +0.1"]),
+            _own_oof(c.lower(), NO_CV_CANDIDATES["ovo+ovr, C=1, ovr penalty +0.1"]),
         )
         for c in ("temperature", "Dirichlet")
     },
-    # issue 21's sixth round: additions to the fifth round's survivor (penalty +0.1)
-    # (benchmarks/diagnose_glass_wine.py --candidates 6; bench_quality.CANDIDATES_6)
-    **{f"convexagg {n}": (VARIANT, make) for n, make in CANDIDATES_6.items()},
-    # its left-to-calibrate check (the best-ranked of round 6)
+    # additions to the one-vs-rest penalty +0.1
+    # (studies/diagnose_glass_wine.py --candidates 6; methods.OVR_PENALTY_ADDITIONS)
+    **{f"convexagg {n}": (VARIANT, make) for n, make in OVR_PENALTY_ADDITIONS.items()},
+    # the left-to-calibrate check of the best-ranked of them
     **{
-        f"{ENTRY_SURVIVOR} + {c} on its out-of-fold": (
+        f"{OVR_PENALTY_0_1_ENTRY} + {c} on its out-of-fold": (
             CHECK,
-            _own_oof(c.lower(), CANDIDATES_6["ovo+ovr, C=1, ovr penalty +0.1, entry 0.01"]),
+            _own_oof(
+                c.lower(), OVR_PENALTY_ADDITIONS["ovo+ovr, C=1, ovr penalty +0.1, entry 0.01"]
+            ),
         )
         for c in ("temperature", "Dirichlet")
     },
-    # the left-to-calibrate check of the 0.2 default (its records renamed)
+    # the left-to-calibrate check of version 0.2's model
     **{
         f"{SHARED_CHECK} + {c} on its out-of-fold": (CHECK, _own_oof(c.lower(), ca()))
         for c in ("temperature", "Dirichlet")
@@ -286,10 +299,10 @@ METHODS = {
         _own_oof("dirichlet", cv_c_alpha("ovo+ovr")),
     ),
 }
-# issue 21, after the first switch (entry weights 0.01): the entry weights' strength,
-# alpha, the fold ensemble pooled in log space (bench_quality.LogPooled), shuffled folds
-# (and alpha with them: fixed, or per training row, bench_quality.AlphaPerRow), all on
-# that default; and the HGB binaries on the library's aggregation
+# On entry weights 0.01 (version 0.2's model otherwise): the entry weights' strength,
+# alpha, the fold ensemble pooled in log space (methods.LogPooled), shuffled folds (and
+# alpha with them: fixed, or per training row, methods.AlphaPerRow); and the HGB binaries
+# on the library's aggregation
 METHODS.update(
     {
         **{
@@ -307,10 +320,9 @@ METHODS.update(
         },
         NONLINEAR_ENTRY: (NONLINEAR_VARIANT, _hgb_binaries_entry),
         NONLINEAR_DEFAULT: (NONLINEAR_VARIANT, _hgb_binaries_with()),
-        # after the fourth switch: what a user who passes HGB gets now
         NONLINEAR_INTERCEPTS: (NONLINEAR_VARIANT, _hgb_binaries_with(fit_intercept=True)),
-        NONLINEAR_FIFTH: (NONLINEAR_VARIANT, _hgb_binaries_library),
-        ENTRY_DEFAULT: (VARIANT, ca(entry_weight_shrinkage=0.01)),
+        NONLINEAR_LIBRARY: (NONLINEAR_VARIANT, _hgb_binaries_library),
+        ENTRY_0_01_ROW_ORDER: (VARIANT, ca(entry_weight_shrinkage=0.01)),
         **{
             f"{ENTRY_CHECK} + {c} on its out-of-fold": (
                 CHECK,
@@ -335,21 +347,21 @@ METHODS.update(
             for c in (0.2, 0.4)
             for k in ("temperature", "Dirichlet")
         },
-        # the cheap one-vs-one-and-rest survivor on the second switch's folds and alpha
-        SHUFFLED_SURVIVOR: (VARIANT, _shuffled_survivor),
+        # the one-vs-rest penalty +0.1 on shuffled folds and alpha=1e-3
+        OVR_PENALTY_SHUFFLED: (VARIANT, _shuffled_survivor),
         **{
-            f"{SHUFFLED_SURVIVOR_CHECK} + {c} on its out-of-fold": (
+            f"{OVR_PENALTY_SHUFFLED_CHECK} + {c} on its out-of-fold": (
                 CHECK,
                 _own_oof(c.lower(), _shuffled_survivor),
             )
             for c in ("temperature", "Dirichlet")
         },
         **{name: (VARIANT, library(**params)) for name, params in LIBRARY_SETTINGS.items()},
-        SECOND_SWITCH: (VARIANT, library(code="ovo", fit_intercept=False, **ENTRY_0_01)),
+        OVO_SHUFFLED_COLD: (VARIANT, library(code="ovo", fit_intercept=False, **ENTRY_0_01_PARAMS)),
         **{
-            f"{SECOND_SWITCH_CHECK} + {c} on its out-of-fold": (
+            f"{OVO_SHUFFLED_COLD_CHECK} + {c} on its out-of-fold": (
                 CHECK,
-                _own_oof(c.lower(), library(code="ovo", fit_intercept=False, **ENTRY_0_01)),
+                _own_oof(c.lower(), library(code="ovo", fit_intercept=False, **ENTRY_0_01_PARAMS)),
             )
             for c in ("temperature", "Dirichlet")
         },
@@ -385,14 +397,18 @@ CHECKED = {
     CV_VARIANT: tuple(
         f"{CV_VARIANT} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
-    CANDIDATE: tuple(f"{CANDIDATE} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")),
-    CHEAP_SURVIVOR: tuple(
-        f"{CHEAP_SURVIVOR} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    OVR_SHRUNK_CHEAP: tuple(
+        f"{OVR_SHRUNK_CHEAP} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
-    ENTRY_SURVIVOR: tuple(
-        f"{ENTRY_SURVIVOR} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    OVR_PENALTY_0_1: tuple(
+        f"{OVR_PENALTY_0_1} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
-    SHARED: tuple(f"{SHARED_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")),
+    OVR_PENALTY_0_1_ENTRY: tuple(
+        f"{OVR_PENALTY_0_1_ENTRY} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
+    SHARED_WEIGHTS: tuple(
+        f"{SHARED_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    ),
     SHUFFLED: tuple(
         f"{SHUFFLED_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
@@ -410,10 +426,11 @@ CHECKED = {
         )
         for c in (0.2, 0.4)
     },
-    SHUFFLED_SURVIVOR: tuple(
-        f"{SHUFFLED_SURVIVOR_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    OVR_PENALTY_SHUFFLED: tuple(
+        f"{OVR_PENALTY_SHUFFLED_CHECK} + {c} on its out-of-fold"
+        for c in ("temperature", "Dirichlet")
     ),
-    ENTRY_DEFAULT: tuple(
+    ENTRY_0_01_ROW_ORDER: tuple(
         f"{ENTRY_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
     LOG_POOLED: tuple(
@@ -423,11 +440,11 @@ CHECKED = {
         name: tuple(f"{name} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet"))
         for name in LIBRARY_SETTINGS
     },
-    SECOND_SWITCH: tuple(
-        f"{SECOND_SWITCH_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
+    OVO_SHUFFLED_COLD: tuple(
+        f"{OVO_SHUFFLED_COLD_CHECK} + {c} on its out-of-fold" for c in ("temperature", "Dirichlet")
     ),
 }
-# "convexagg ovr" is both a linear peer of the issue's table and one of the default's ablations.
+# "convexagg ovr" is both a linear peer and one of the default's ablations.
 ABLATIONS = ("convexagg fit_intercept=True", "convexagg cv=None", "convexagg ensemble=False")
 NONLINEAR_CONVEXAGG = "convexagg HGB binaries (ovr), cv=5"
 
@@ -500,98 +517,11 @@ def interleaved_times(args, names, methods):
     return times
 
 
-def scan_arguments(parser):
-    """A refit scan's arguments (``--datasets`` added): ``(args, kull_dir, names)``."""
-    parser.add_argument("--datasets", default=None, help="comma-separated (default: all 23)")
-    args = parser.parse_args()
-    kull_dir = str(Path(args.data_dir) / "kull2019")
-    return args, kull_dir, args.datasets.split(",") if args.datasets else datasets(kull_dir)
-
-
-def scan_sets(names, kull_dir, scan_set, base):
-    """Run a refit scan's ``scan_set(name, kull_dir)`` on each set, warnings silenced:
-    ``(outputs, changes)``. ``scan_set`` returns ``{setting: [test log-loss per fold]}``, or
-    a tuple that starts with it; ``changes[name]`` holds each setting's change of the mean
-    in % against ``base``'s."""
-    import warnings
-
-    outputs, changes = {}, {}
-    for name in names:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = scan_set(name, kull_dir)
-        scores = out[0] if isinstance(out, tuple) else out
-        ref = np.mean(scores[base])
-        outputs[name] = out
-        changes[name] = {k: 100 * (np.mean(v) / ref - 1) for k, v in scores.items() if k != base}
-        print(name, {k: round(v, 1) for k, v in changes[name].items()}, flush=True)
-    return outputs, changes
-
-
-def fifth_switch_default(seed):
-    """The default before the sixth switch, without zero entries: the refit scans' and the
-    left-to-calibrate diagnosis's baseline (their records were measured on it)."""
-    from bench_quality import library
-
-    return library(zero_entry_penalty=None)(seed)
-
-
-def default_refits(name, kull_dir):
-    """For each outer fold of ``name``, the fifth switch's default
-    (:func:`fifth_switch_default`) fitted on its training part and what a decoder refit
-    needs: ``(clf, Q, y_fit, Q_test, labels)`` -- the training outputs, the test fold's
-    averaged binary outputs and its labels as class indices."""
-    X, y, _ = load(name, kull_dir)
-    for fold, (X_tr, y_tr, X_te, y_te) in enumerate(splits(X, y)):
-        clf = fifth_switch_default(fold).fit(X_tr, y_tr)
-        Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
-        yield clf, Q, y_fit, clf.predict_binary_proba(X_te), np.searchsorted(clf.classes_, y_te)
-
-
-def report_scan(parser, scan_set, base, title, signed=False):
-    """A refit scan's whole run: its arguments, :func:`scan_sets` against ``base`` (the
-    default's refitted decoder), the :func:`change_table` under ``title``, the record."""
-    import _common as C
-
-    args, kull_dir, names = scan_arguments(parser)
-    info = C.machine()
-    results, changes = scan_sets(names, kull_dir, scan_set, base)
-    base_losses = {n: np.mean(results[n][base]) for n in names}
-    table = change_table(changes, base_losses, "default's log-loss", signed=signed)
-    C.finish(args, info, results, f"## {title}\n\n" + C.header(info) + "\n\n" + table)
-
-
-def change_table(changes, base_losses, base_title, signed=False, extra=None):
-    """A refit scan's table: per set its base log-loss and each setting's change in %, then
-    per setting the sets worse and better by more than 1 % (of the unrounded changes) and
-    the mean change; ``extra``: ``(title, {set: text})``, a last column."""
-    from _common import table
-
-    names, fmt = list(changes), "{:+.1f}" if signed else "{:.1f}"
-    keys = list(changes[names[0]])
-    rows = [
-        {"set": n, "base": f"{base_losses[n]:.4f}"}
-        | {k: fmt.format(changes[n][k]) for k in keys}
-        | ({"extra": extra[1][n]} if extra else {})
-        for n in names
-    ]
-    tests = (("worse by > 1 %", lambda v: v > 1), ("better by > 1 %", lambda v: v < -1))
-    rows += [
-        {"set": label} | {k: sum(test(c[k]) for c in changes.values()) for k in keys}
-        for label, test in tests
-    ]
-    mean = {k: fmt.format(np.mean([c[k] for c in changes.values()])) for k in keys}
-    rows.append({"set": "mean change %"} | mean)
-    columns = [("set", "set", None), ("base", base_title, None)]
-    columns += [(k, f"{k}: change %", None) for k in keys]
-    columns += [("extra", extra[0], None)] if extra else []
-    return table(rows, columns)
-
-
-def run(args, names, methods, run_one, record_path, write_json):
+def run(args, names, methods, store):
     """Method by method over all sets (the cheap peers' records come first); with
     ``args.by_set``, set by set from the cheapest (rows x classes), every method on each:
-    a run stopped early then leaves complete comparisons on the smaller sets."""
+    a run stopped early then leaves complete comparisons on the smaller sets. The records
+    go to ``store``; a fold already measured on the same training part is skipped."""
     cache = {}
     for name in names:
         X, y, _ = load(name, args.kull_dir)
@@ -603,17 +533,13 @@ def run(args, names, methods, run_one, record_path, write_json):
         order = [(m, n) for m in methods for n in names]
     for method, name in order:
         family, make = METHODS[method]
-        for fold, (X_tr, y_tr, X_te, y_te) in enumerate(cache[name]):
-            path = record_path(args.out, name, fold, method)
-            if path.exists() and json.loads(path.read_text())["n_train"] == len(y_tr):
-                continue
-            record = run_one(method, make, X_tr, y_tr, X_te, y_te, seed=fold)
-            record.update(dataset=name, rep=fold, method=method, family=family)
-            record.update(n_train=int(len(y_tr)), n_classes=int(len(np.unique(y_tr))))
-            write_json(path, record)
-            shown = record.get("log_loss", record.get("error"))
-            secs = record.get("fit_s", float("nan"))
-            print(f"{name} fold{fold} {method}: {shown} ({secs:.1f} s)", flush=True)
+        for fold, part in enumerate(cache[name]):
+            n_classes = len(np.unique(part[1]))
+            record, new = measure(store, method, family, make, name, fold, part, n_classes)
+            if new:
+                shown = record.get("log_loss", record.get("error"))
+                secs = record.get("fit_s", float("nan"))
+                print(f"{name} fold{fold} {method}: {shown} ({secs:.1f} s)", flush=True)
 
 
 # -- tables -------------------------------------------------------------------------------------
@@ -783,7 +709,7 @@ def tables(rows, names, infos):
         out += ["", _lowered(left_of, checked), ""]
 
     out += _times(rows)
-    out += ["### The targets (issue 21)", ""] + _targets(checks, ll, names, left, rows) + [""]
+    out += ["### The targets", ""] + _targets(checks, ll, names, left, rows) + [""]
     return "\n".join(out)
 
 

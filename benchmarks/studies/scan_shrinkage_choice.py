@@ -25,10 +25,11 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import log_loss
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _kull_suite as K  # noqa: E402
-from bench_quality import library_default  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import kull as K  # noqa: E402
+from lib import refit_scans as S  # noqa: E402
+from lib.methods import library_default  # noqa: E402
 
 from convexagg._decoder_selection import _folds, select_penalty  # noqa: E402
 
@@ -90,9 +91,9 @@ def scan_set(name, kull_dir):
 
 
 def main():
-    args, kull_dir, names = K.scan_arguments(C.parser(__doc__.splitlines()[0]))
+    args, kull_dir, names = S.scan_arguments(C.parser(__doc__.splitlines()[0]))
     info = C.machine()
-    outputs, changes = K.scan_sets(names, kull_dir, scan_set, "0.01")
+    outputs, changes = S.scan_sets(names, kull_dir, scan_set, "0.01")
     results = {
         n: dict(zip(("log_loss", "chosen", "seconds"), outputs[n], strict=True)) for n in names
     }
@@ -106,7 +107,7 @@ def main():
         "the same outputs)\n\n"
         + C.header(info)
         + "\n\n"
-        + K.change_table(
+        + S.change_table(
             changes, base, "log-loss at 0.01", extra=("chosen (3 folds), per outer fold", chosen)
         )
         + f"\n\nThe 3-fold choice's seconds (median over sets and folds): warm-started "

@@ -11,7 +11,7 @@ sign, penalised like the zero entries by ``(alpha + c / n) / 2 |t|^2``::
 It is not in the library: the model is written here as an expanded code (the default's
 entries, then one +1 and one -1 column per class and one-vs-rest column, free weights) and
 fitted by the library's projected Newton method on its dense objective. On each Kull et al.
-set and outer fold the default (before the sixth switch: ``fifth_switch_default``) is
+set and outer fold the default (before the sixth switch: ``default_without_zero_entries``) is
 fitted once; its decoder's model (``alpha``, the shrinkage ``"auto"`` resolves to, the
 one-vs-rest columns' extra 0.1, intercepts) is refitted on its training outputs with the map,
 and with ``zero_entry_penalty = 80 / n`` beside it, and scored on the test fold's averaged
@@ -34,9 +34,10 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import log_loss
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import _kull_suite as K  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import refit_scans as S  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 from convexagg.aggregation import (  # noqa: E402
     DenseObjective,
@@ -96,7 +97,7 @@ def map_log_loss(decoder, Q, y, code, Q_test, labels, c):
 def scan_set(name, kull_dir):
     """``{setting: [test log-loss per fold]}``, with ``"none"`` the default's decoder."""
     scores = {}
-    for clf, Q, y_fit, Q_test, labels in K.default_refits(name, kull_dir):
+    for clf, Q, y_fit, Q_test, labels in S.default_refits(name, kull_dir):
         code, decoder, n_classes = clf.code_matrix_, clf.decoder_, len(clf.classes_)
         scores.setdefault("none", []).append(
             log_loss(labels, decoder.predict_proba(Q_test), labels=range(n_classes))
@@ -117,11 +118,9 @@ def time_letter(args):
     """Seconds of the map's fit (c = 80) and of the default's decoder on letter's outputs."""
     import time
 
-    from time_zero_entries import training_outputs
-
     from convexagg.aggregation import BlockedObjective
 
-    Q, y, code, decoder = training_outputs("letter", args.data_dir)
+    Q, y, code, decoder = W.default_training_outputs("letter", args.data_dir)
     n_classes, n_columns = code.shape
     expanded, columns, entry_columns = map_design(code, np.arange(n_columns - n_classes, n_columns))
     free = np.full(expanded.shape[1] - entry_columns.size, -1)
@@ -167,7 +166,7 @@ def main():
         rows, text = time_letter(args)
         C.finish(args, info, rows, C.header(info) + "\n\n" + text)
         return
-    K.report_scan(
+    S.report_scan(
         parser,
         scan_set,
         "none",

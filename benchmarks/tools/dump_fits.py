@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 
 def dump(args):
@@ -34,9 +35,9 @@ def dump(args):
 
     out = {}
     for code_name, n_classes in (("ovo", 26), ("ovr", 26), ("sparse_random", 26), ("complete", 11)):
-        data = C.letter_workload(args, code_name, n_classes=n_classes)
+        data = W.letter_workload(args, code_name, n_classes=n_classes)
         Q, y, code = data["Q"], data["y"], data["code"]
-        for i, (_, solver) in enumerate(C.solver_settings()):
+        for i, (_, solver) in enumerate(W.solver_settings()):
             dec = ConvexDecoder(solver=solver).fit(Q, y, code)
             key = f"{code_name}/setting{i}"
             out[f"{key}/weights"] = dec.weights_

@@ -21,30 +21,14 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
-from convexagg import ConvexAggregationClassifier  # noqa: E402
 from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
 
 ROWS = (2000, 5000, None)  # None: every training row
-
-
-def training_outputs(name, data_dir):
-    """``(Q, y, code, decoder)`` of the default fitted on ``name``'s training part."""
-    X, y = C.load_csv(name, data_dir)
-    X, _, y, _ = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
-    X = StandardScaler().fit_transform(X)
-    # the default's model without zero entries (since the sixth switch "auto" takes them on
-    # pendigits; letter is beyond its limits)
-    clf = ConvexAggregationClassifier(LogisticRegression(), random_state=0, zero_entry_penalty=None)
-    clf.fit(X, y)
-    Q, y_fit, _ = clf.training_outputs(X, y)
-    return Q, y_fit, clf.code_matrix_, clf.decoder_
 
 
 def timed_fit(decoder, Q, y, code):
@@ -65,7 +49,7 @@ def main():
     for name in args.datasets.split(","):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            Q, y, code, decoder = training_outputs(name, args.data_dir)
+            Q, y, code, decoder = W.default_training_outputs(name, args.data_dir)
             for limit in ROWS:
                 n = y.size if limit is None else min(limit, y.size)
                 settings = {

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 
 def main():
@@ -35,13 +36,13 @@ def main():
     repeat = 1 if args.quick else args.repeat
     C.limit_blas(args)
     info = C.machine()
-    data = C.letter_workload(args)
+    data = W.letter_workload(args)
     Q, y, code, Q_te = data["Q"], data["y"], data["code"], data["Q_test"]
 
     def best(fn, n=repeat):
         return C.summary(C.timed(fn, n))["best"]
 
-    penalty = Penalty.from_alpha(C.ALPHA)
+    penalty = Penalty.from_alpha(W.ALPHA)
 
     def build():
         return BlockedObjective.from_outputs(Q, code, y, penalty)

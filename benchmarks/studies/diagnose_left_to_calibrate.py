@@ -2,7 +2,7 @@
 
 On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite kull``),
 the default ``ConvexAggregationClassifier`` before the sixth switch (no zero entries,
-``_kull_suite.fifth_switch_default``) is fitted and checked as ``bench_quality.py``
+``_kull_suite.default_without_zero_entries``) is fitted and checked as ``bench_quality.py``
 checks it ("default + Dirichlet on its out-of-fold": the calibrator fitted on its 3-fold
 out-of-fold probabilities, applied to its test probabilities), with three calibrators:
 
@@ -31,10 +31,11 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _calibrators as CAL  # noqa: E402
-import _common as C  # noqa: E402
-import _kull_suite as K  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import calibrators as CAL  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import kull as K  # noqa: E402
+from lib import refit_scans as S  # noqa: E402
 
 C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 
@@ -78,9 +79,13 @@ def check_set(name, kull_dir):
         # as CalibratedOnOwnOOF(the checked model, ..., random_state=fold) does
         folds = StratifiedKFold(CAL.INNER_FOLDS, shuffle=True, random_state=fold)
         oof = cross_val_predict(
-            clone(K.fifth_switch_default(fold)), X_tr, y_fit, cv=folds, method="predict_proba"
+            clone(S.default_without_zero_entries(fold)),
+            X_tr,
+            y_fit,
+            cv=folds,
+            method="predict_proba",
         )
-        P = K.fifth_switch_default(fold).fit(X_tr, y_fit).predict_proba(X_te)
+        P = S.default_without_zero_entries(fold).fit(X_tr, y_fit).predict_proba(X_te)
         scores.setdefault("default", []).append(CAL._log_loss(P, labels))
         for key, make in CALIBRATORS.items():
             calibrated = make().fit(CAL._renormalise(oof), y_fit)
@@ -90,7 +95,7 @@ def check_set(name, kull_dir):
 
 
 def main():
-    K.report_scan(
+    S.report_scan(
         C.parser(__doc__.splitlines()[0]),
         check_set,
         "default",

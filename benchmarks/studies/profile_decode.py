@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 
 def best_ms(fn, repeat):
@@ -82,7 +83,7 @@ def main():
     from convexagg.losses import check_binary_outputs
     from convexagg.solvers import ProjectedNewton
 
-    data = C.letter_workload(args)
+    data = W.letter_workload(args)
     code, Q = data["code"], data["Q_test"].astype(np.float32)
     dec = ConvexDecoder(solver=ProjectedNewton(dtype="float32")).fit(data["Q"], data["y"], code)
     rho = -dec.decision_function(Q)
