@@ -1,9 +1,9 @@
-"""Issue 26: the in-memory fit of many rows, losses stored or recomputed from ``Q``.
+"""The in-memory fit of many rows, losses stored or recomputed from ``Q``.
 
     python benchmarks/bench_large_n.py [--rows 1000000] [--modes recomputed,stored]
         [--baseline-src PATH] [--repeat 1] [--passes-by-threads] [--profile] [--out FILE]
 
-Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``_common.synthetic_ovo_outputs``,
+Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``lib.workloads.synthetic_ovo_outputs``,
 seed 0) are generated in float32, then ``ConvexDecoder().fit`` runs in a fresh
 process per mode: ``"stored"`` (``BlockedObjective``: the losses stored, float32
 from 2**20 of them), ``"recomputed"`` (``RecomputedObjective``: the losses
@@ -213,6 +213,8 @@ def main():
     if args.child:
         child(args.child, args.rows)
         return
+    if args.quick:
+        args.rows, args.repeat = 20_000, 1
     info = C.machine()
     if args.profile:
         rows = profile(args.rows)

@@ -15,8 +15,8 @@ reported. End to end: ``ConvexAggregationClassifier`` with
 ``make_pipeline(StandardScaler(), LogisticRegression())`` binaries (``code="ovo"``, no
 intercepts, ``cv="in_sample"``, the paper's protocol: one set of binaries), ``predict_proba``
 of the 2,000 test rows of ``X`` (the binaries' stacked-linear product and the decode); and
-the same with the classifier's default code and intercepts (issue 21's third and fourth
-switches, ``"ovo+ovr"``, ``fit_intercept=True``), decoded in float32.
+the same with the classifier's default code and intercepts (``"ovo+ovr"``,
+``fit_intercept=True``), decoded in float32.
 GBTM (``BradleyTerryDecoder``) and WMAP (``WMAPDecoder(weights="n_samples")``,
 the fixed weights the paper used on its larger data sets) are timed on the same
 outputs.

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 ALPHA = 1e-4
+# the training rows of a plumbing run (``--quick``): the first of the shuffled training part
+QUICK_ROWS = 2000
 
 
 def load_csv(name, data_dir):
@@ -35,14 +37,23 @@ def load_csv(name, data_dir):
     return X, y
 
 
-def letter_split(data_dir):
-    """Standardised letter, stratified 90/10 split (18,000 / 2,000 rows), labels 0..25."""
+def letter_split(data_dir, max_rows=None):
+    """Standardised letter, stratified 90/10 split (18,000 / 2,000 rows), labels 0..25;
+    ``max_rows``: only the first ``max_rows`` training rows and a quarter as many test rows
+    (a plumbing run's)."""
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import LabelEncoder, StandardScaler
 
     X, labels = load_csv("letter", data_dir)
     y = LabelEncoder().fit_transform(labels)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.1, stratify=y, random_state=0)
+    if max_rows:
+        X_tr, y_tr, X_te, y_te = (
+            X_tr[:max_rows],
+            y_tr[:max_rows],
+            X_te[: max_rows // 4],
+            y_te[: max_rows // 4],
+        )
     scaler = StandardScaler().fit(X_tr)
     return scaler.transform(X_tr), scaler.transform(X_te), y_tr, y_te
 
@@ -51,7 +62,8 @@ def letter_workload(args, code_name="ovo", n_jobs=None, n_classes=26):
     """Binary outputs of the letter workload (cached by content of the inputs).
 
     ``n_classes < 26`` keeps the rows of the first ``n_classes`` classes (for codes
-    that grow exponentially with the classes, such as the complete code).
+    that grow exponentially with the classes, such as the complete code). With
+    ``args.quick``, the first :data:`QUICK_ROWS` training rows only.
 
     Returns a dict with ``Q``, ``y`` (training rows), ``Q_test``, ``y_test``,
     ``code``, ``X``, ``X_test``.
@@ -61,7 +73,8 @@ def letter_workload(args, code_name="ovo", n_jobs=None, n_classes=26):
     from convexagg.binary import fit_binaries, predict_binaries
     from convexagg.codes import make_code
 
-    X, X_te, y, y_te = letter_split(args.data_dir)
+    max_rows = QUICK_ROWS if getattr(args, "quick", False) else None
+    X, X_te, y, y_te = letter_split(args.data_dir, max_rows)
     if n_classes < 26:
         keep, keep_te = y < n_classes, y_te < n_classes
         X, y, X_te, y_te = X[keep], y[keep], X_te[keep_te], y_te[keep_te]
