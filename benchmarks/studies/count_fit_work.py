@@ -1,11 +1,11 @@
 """Count the work of one ConvexAggregationClassifierCV fit: input checks, solver resolutions,
 solver-configuration validations and solves.
 
-    PYTHONPATH=<src> python benchmarks/count_fit_work.py
+    PYTHONPATH=<src> python benchmarks/studies/count_fit_work.py
 
 On iris, ``ConvexAggregationClassifierCV(LogisticRegression(max_iter=500), random_state=0)``
 (13 alphas, 5 alpha folds, ``cv=5``); each counted function is wrapped wherever the
-library holds a reference to it. Prints a dict of the counts.
+library holds a reference to it. Prints a dict of the counts. Backs BENCHMARKS.md, "Checks".
 """
 
 import sys

@@ -1,14 +1,14 @@
 """Why the Kull-best settings lose to the default on glass and wine, and the screen of the
 candidate defaults on the same splits.
 
-Backs QUALITY.md, "Before the switch: the first round" (the cause, split by split) and the
-candidate screens of the rounds after it ("The second round", "The third round", "The
-fourth round"); the screens' outputs are in ``benchmarks/results/quality/candidates/``.
+Backs QUALITY.md, "the first round" (the cause, split by split) and the candidate screens
+of the rounds after it ("The second round", "The third round", "The fourth round"); the
+screens' outputs are in ``benchmarks/results/quality/candidates/``.
 
 The splits of ``bench_quality.py --suite ten`` where the setting
 ``code="ovo+ovr", entry_weight_shrinkage=0.01, alpha=1e-3, binary_param_grid={"C": [0.01,
 0.1, 1, 10]}`` is worst (glass split 3, wine splits 1 and 2), refitted with its options
-switched on one at a time. Printed per fit: the test log-loss, the smallest probability of
+turned on one at a time. Printed per fit: the test log-loss, the smallest probability of
 a test row's true class, the in-sample log-loss of the aggregation on the out-of-fold
 outputs (``oof_proba_``), the chosen ``C`` with each candidate's score, and the weights
 (one-vs-one columns first).
@@ -79,8 +79,8 @@ def screen(data_dir, group):
     """The candidates' test log-loss on the three splits, and whether each passes."""
     cands = {}
     if group == 1:
-        cands["ovo+ovr CV (previous round)"] = M.cv_c_alpha("ovo+ovr")
-        cands["ovo CV (previous round)"] = M.cv_c_alpha("ovo")
+        cands["ovo+ovr, C4 and alpha cross-validated"] = M.cv_c_alpha("ovo+ovr")
+        cands["ovo, C4 and alpha cross-validated"] = M.cv_c_alpha("ovo")
     candidates, cheap = CANDIDATE_GROUPS[group]
     if group == 5:
         cands["ovo+ovr (plain)"] = M.ca(code="ovo+ovr")

@@ -1,12 +1,12 @@
 """What the left-to-calibrate check's Dirichlet gain uses: the discrepancies or the normaliser.
 
 On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite kull``),
-the default ``ConvexAggregationClassifier`` before the sixth switch (no zero entries,
-``_kull_suite.default_without_zero_entries``) is fitted and checked as ``bench_quality.py``
+the default ``ConvexAggregationClassifier`` without zero entries
+(``lib.refit_scans.default_without_zero_entries``) is fitted and checked as ``bench_quality.py``
 checks it ("default + Dirichlet on its out-of-fold": the calibrator fitted on its 3-fold
 out-of-fold probabilities, applied to its test probabilities), with three calibrators:
 
-* ``dirichlet``: the check's own (``_calibrators.dirichlet``);
+* ``dirichlet``: the check's own (``lib.calibrators.dirichlet``);
 * ``LR(log q)``: multinomial logistic regression on ``log q``, its ``C`` from 0.1 .. 1000 by
   3-fold log-loss -- the Dirichlet map with another choice of its L2 strength;
 * ``LR(centred log q)``: the same on ``log q`` minus its row mean. ``log q_k = -rho_k - log Z``
@@ -19,7 +19,9 @@ Where the centred calibrator gains as much as the others, what is left is a (sig
 map of the class discrepancies -- the kind of term an aggregation linear in the losses can
 hold; where it gains nothing, the gain comes from ``log Z``, a non-linear function of them.
 
-    OMP_NUM_THREADS=1 python benchmarks/diagnose_left_to_calibrate.py \
+Backs QUALITY.md, "The ranks on the Kull et al. suite" (what the check's gains are made of).
+
+    OMP_NUM_THREADS=1 python benchmarks/studies/diagnose_left_to_calibrate.py \
         --data-dir ../shared/datasets --out benchmarks/results/left_to_calibrate_terms.json
 """
 

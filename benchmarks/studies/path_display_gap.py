@@ -3,7 +3,9 @@
 scaled logistic regressions), for each meaning of ``cv``. It should be 0 up to rounding: the path
 is drawn on the outputs the weights were fitted on.
 
-    OMP_NUM_THREADS=1 python benchmarks/path_display_gap.py
+    OMP_NUM_THREADS=1 python benchmarks/studies/path_display_gap.py
+
+Backs BENCHMARKS.md, "Checks".
 """
 
 import matplotlib

@@ -1,6 +1,7 @@
-"""Where the float32 decode of 2,000 letter rows spends its time (issue 26), part by part.
+"""Where the float32 decode of 2,000 letter rows spends its time, part by part (BENCHMARKS.md,
+"Predicting": where the decode's time goes).
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/profile_decode.py \\
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/studies/profile_decode.py \\
         [--data-dir DIR] [--repeat 200]
 
 The best of ``--repeat`` calls of: ``ConvexDecoder.predict_proba`` and

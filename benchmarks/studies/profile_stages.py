@@ -1,6 +1,8 @@
-"""Where the default fit and decoding spend their time (BENCHMARKS.md, the targets missed).
+"""Where the default fit and decoding spend their time (BENCHMARKS.md, "Where the default fit
+spends its time").
 
-    python benchmarks/profile_stages.py [--data-dir DIR] [--repeat 7] [--out results/stages.json]
+    python benchmarks/studies/profile_stages.py [--data-dir DIR] [--repeat 7] \\
+        [--out benchmarks/results/stages.json]
 
 On the letter workload (one-vs-one, 18,000 x 325 training outputs, 2,000 test rows)
 and the default solver (the projected Newton method, float64), each stage timed on

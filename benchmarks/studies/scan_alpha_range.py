@@ -7,7 +7,9 @@ net) the interior point methods stop far from it (excess 1e12 at alpha=1e12, L1)
 The predictor-corrector also fails with L1 at alpha = 1e2 and 1e4 (excess 2e3 and
 6e5, with a ConvergenceWarning), a separate defect.
 
-    python benchmarks/scan_alpha_range.py
+    python benchmarks/studies/scan_alpha_range.py
+
+Backs BENCHMARKS.md, "Which alpha every solver solves".
 """
 
 import warnings

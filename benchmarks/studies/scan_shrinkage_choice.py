@@ -11,9 +11,10 @@ is the shrinkage's alone. The chosen settings use ``select_penalty`` (the librar
 selection) with 3 and 5 folds; the seconds of the 3-fold choice are timed as the library makes
 it (the losses computed once, each value warm-started) and cold (each value fitted from
 the solver's start on losses computed anew), in turn. The
-numbers behind ``convexagg._decoder_selection`` (QUALITY.md, "Choosing the shrinkage").
+numbers behind the shrinkage's "auto" (backs QUALITY.md, "Choosing the shrinkage").
 
-    OMP_NUM_THREADS=1 python benchmarks/scan_shrinkage_choice.py --data-dir ../shared/datasets \\
+    OMP_NUM_THREADS=1 python benchmarks/studies/scan_shrinkage_choice.py \\
+        --data-dir ../shared/datasets \\
         --out benchmarks/results/shrinkage_choice.json
 """
 
@@ -33,7 +34,7 @@ from lib.methods import library_default  # noqa: E402
 
 from convexagg._decoder_selection import _folds, select_penalty  # noqa: E402
 
-VALUES = (0.01, 0.003, 0.001)  # the fourth switch's 0.01 first: ties keep it
+VALUES = (0.01, 0.003, 0.001)  # 0.01 first: ties keep it
 FIXED = VALUES[1:]
 # a prior c on the summed log-likelihood: c / n for the n rows, within [0.001, 0.01] ("auto"
 # is the library's, c = DEFAULT_ENTRY_WEIGHT_PRIOR)
@@ -103,7 +104,7 @@ def main():
     cold = [s for n in names for s in results[n]["seconds"]["cold"]]
     text = (
         "## entry_weight_shrinkage on the default's training outputs, Kull suite (test "
-        "log-loss change against the decoder at 0.01, the fourth switch's default, refitted on "
+        "log-loss change against the decoder at 0.01, refitted on "
         "the same outputs)\n\n"
         + C.header(info)
         + "\n\n"

@@ -2,20 +2,20 @@
 refitted on its own training outputs with ``zero_entry_penalty`` fixed or ``c / n``.
 
 On each Kull et al. set and outer fold (the protocol of ``bench_quality.py --suite
-kull``) the default ``ConvexAggregationClassifier`` before the sixth switch (no zero
-entries, ``_kull_suite.default_without_zero_entries``) is fitted once; its decoder is
+kull``) the default ``ConvexAggregationClassifier`` without zero entries
+(``lib.refit_scans.default_without_zero_entries``) is fitted once; its decoder is
 then refitted on the same training outputs (``training_outputs``) with each
 setting, and scored on the test fold's averaged binary outputs
 (``predict_binary_proba``). Every setting is compared with the default's decoder
 refitted the same way, so the binaries are the same for all: the change in test
-log-loss is the zero entries' alone. The numbers behind ``ZERO_ENTRY_PRIORS``: 80 / n,
-the smallest fixed prior with no set worse (QUALITY.md, "Zero entries free in sign"), and
-"auto"'s 3-fold choice among 80 / n, 20 / n and 5 / n (``select_penalty``, as the
-estimator does; "Choosing the zero entries' strength"). The record
-``zero_entry_prior.json`` is the scan of the weights held ``>= 0`` on the fourth switch's
-default, which chose 20 / n then.
+log-loss is the zero entries' alone. The numbers behind the zero entries' priors; backs
+QUALITY.md, "Zero entries free in sign" (80 / n, the smallest fixed prior with no set
+worse), "Choosing the zero entries' strength" ("auto"'s 3-fold choice among the priors,
+``select_penalty``, as the estimator does) and "Zero entries held >= 0" (the record
+``zero_entry_prior.json``: the scan of the weights held ``>= 0``, entry weights 0.01).
 
-    OMP_NUM_THREADS=1 python benchmarks/scan_zero_entry_prior.py --data-dir ../shared/datasets \
+    OMP_NUM_THREADS=1 python benchmarks/studies/scan_zero_entry_prior.py \
+        --data-dir ../shared/datasets \
         --out benchmarks/results/zero_entry_prior_free_sign.json
 """
 

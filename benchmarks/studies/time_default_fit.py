@@ -1,5 +1,8 @@
 """One timed fit of the default ``ConvexAggregationClassifier()`` on letter (for A/B runs).
 
+Backs BENCHMARKS.md, "Timing two versions", and the A/B timings of the default's fit in
+QUALITY.md ("The ranks on the Kull et al. suite" and the sections it links to).
+
 ``--dataset`` takes another set of the data directory in letter's place (e.g. pendigits, the
 largest within ``zero_entry_penalty="auto"``'s limits), ``--rows`` the first rows of its
 training part, ``--zero-entry-penalty none`` the default without the zero entries' weights.
@@ -8,8 +11,8 @@ Prints the fit's wall time in seconds (``--repeat``: each fit's, in a row). Run 
 alternately against two checkouts, so that the machine's load falls on both alike, e.g.::
 
     for i in 1 2 3 4; do
-      PYTHONPATH=<old>/src python benchmarks/time_default_fit.py --n-jobs 2
-      PYTHONPATH=<new>/src python benchmarks/time_default_fit.py --n-jobs 2
+      PYTHONPATH=<old>/src python benchmarks/studies/time_default_fit.py --n-jobs 2
+      PYTHONPATH=<new>/src python benchmarks/studies/time_default_fit.py --n-jobs 2
     done
 
 The workload is bench_end_to_end.py's: letter, a stratified 90/10 split (seed 0), the

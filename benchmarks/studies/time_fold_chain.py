@@ -1,8 +1,9 @@
 """The fold binaries of LogisticRegression columns: each fold from the previous fold's
-solution (the library's path) against independent cold fits.
+solution (the library's path) against independent cold fits. Backs BENCHMARKS.md, "The
+classifier end to end".
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python \
-        benchmarks/time_fold_chain.py [--data-dir DIR] [--repeat 3] [--out FILE]
+        benchmarks/studies/time_fold_chain.py [--data-dir DIR] [--repeat 3] [--out FILE]
 
 letter (the standardised 18,000 training rows), 5 shuffled stratified folds (seed 0),
 ``LogisticRegression()`` binaries of the one-vs-one (325) and one-vs-rest (26) codes,

@@ -1,7 +1,11 @@
 """The default's fits on some Kull et al. sets' folds, timed in a row (for A/B runs).
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=<src> python benchmarks/time_kull_folds.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=<src> \
+        python benchmarks/studies/time_kull_folds.py \
         [--data-dir ../shared/datasets] [--sets page-blocks,glass,...] [--repeat 2]
+
+Backs BENCHMARKS.md, "Timing two versions", and QUALITY.md, "Stopping the zero entries'
+choice at the first rise".
 
 Fits ``bench_quality.py``'s "convexagg (default)" on the three outer folds of each set (the
 Kull suite's protocol: small classes dropped, standardised on the training part), once to
@@ -10,8 +14,8 @@ six whose folds lie around the suite's median fit time. Run it alternately again
 checkouts, so that the machine's load falls on both alike::
 
     for i in 1 2 3 4; do
-      PYTHONPATH=<old>/src python benchmarks/time_kull_folds.py
-      PYTHONPATH=<new>/src python benchmarks/time_kull_folds.py
+      PYTHONPATH=<old>/src python benchmarks/studies/time_kull_folds.py
+      PYTHONPATH=<new>/src python benchmarks/studies/time_kull_folds.py
     done
 """
 

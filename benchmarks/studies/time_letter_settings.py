@@ -1,18 +1,19 @@
-"""Letter fits, in turn: the calibrated one-vs-one, the default, the one-vs-one default before it.
+"""Letter fits, in turn: the calibrated one-vs-one, the default, and the default's model on
+the one-vs-one code without intercepts.
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/time_letter_settings.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/studies/time_letter_settings.py \
         [--data-dir DIR] [--n-jobs 1] [--rounds 3]
+
+Backs BENCHMARKS.md, "Timing two versions", and the letter fit times of QUALITY.md's
+sections on the one-vs-one-and-rest code and on the targets.
 
 bench_end_to_end.py's workload (letter, a stratified 90/10 split with seed 0, the attributes
 standardised on the training rows, ``LogisticRegression()`` binaries). Each round fits
 ``CalibratedClassifierCV(OneVsOneClassifier(LogisticRegression()), method="temperature",
-cv=5)``, ``ConvexAggregationClassifier()`` (since issue 21's third switch ``code="ovo+ovr"``,
-``column_penalty="auto"``; since the fourth, ``fit_intercept=True``) and
-``ConvexAggregationClassifier(code="ovo", fit_intercept=False)`` (the default before them)
-in turn (after one warm-up fit of each on 2,000 rows), and prints each one's best and
-median and their ratios to the calibrated one-vs-one: issue 14's 1.2x target (QUALITY.md).
-Before the third switch the third row was ``code="ovo+ovr", column_penalty={"ovr": 0.1},
-entry_weight_shrinkage=0.01`` and the second the one-vs-one default.
+cv=5)``, ``ConvexAggregationClassifier()`` (``code="ovo+ovr"``, intercepts) and
+``ConvexAggregationClassifier(code="ovo", fit_intercept=False)`` in turn (after one warm-up
+fit of each on 2,000 rows), and prints each one's best and median and their ratios to the
+calibrated one-vs-one (the target: at most 1.2x).
 """
 
 import argparse
@@ -50,7 +51,7 @@ def main():
             OneVsOneClassifier(LogisticRegression()), method="temperature", cv=5, n_jobs=nj
         ),
         "default (ovo+ovr)": lambda: ConvexAggregationClassifier(LogisticRegression(), n_jobs=nj),
-        "ovo (the second switch's default)": lambda: ConvexAggregationClassifier(
+        "ovo, no intercepts": lambda: ConvexAggregationClassifier(
             LogisticRegression(), code="ovo", fit_intercept=False, n_jobs=nj
         ),
     }

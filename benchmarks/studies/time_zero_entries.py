@@ -4,13 +4,15 @@ The default ``ConvexAggregationClassifier`` is fitted once on each data set's tr
 (a stratified 90/10 split, seed 0, standardised; ``LogisticRegression()`` binaries: the
 workload of ``bench_end_to_end.py`` on letter). Its decoder is then refitted on its own
 training outputs (``training_outputs``), on the first 2,000 and 5,000 rows and on all of
-them, as it is and with ``zero_entry_penalty = 80 / n`` (what ``"auto"`` gave before it
-chose; the strongest of its priors, the quickest to fit), the two in turn, ``--repeat``
+them, as it is and with ``zero_entry_penalty = 80 / n`` (the strongest of ``"auto"``'s
+priors, the quickest to fit), the two in turn, ``--repeat``
 times each (one thread): the seconds, Newton iterations and PCG products. The binaries are
 not retrained, so the times are the aggregation's alone; ``"auto"``'s choice fits the
 aggregation 13 times more (4 priors on 3 folds), with weaker priors.
 
-    OMP_NUM_THREADS=1 python benchmarks/time_zero_entries.py --data-dir ../shared/datasets \
+Backs BENCHMARKS.md, "What the zero entries cost the fit".
+
+    OMP_NUM_THREADS=1 python benchmarks/studies/time_zero_entries.py --data-dir ../shared/datasets \
         --out benchmarks/results/zero_entries_fit_time.json
 """
 

@@ -1,10 +1,10 @@
 """Every fitted number of bench_fit.py's settings, to compare two versions of the library.
 
-    PYTHONPATH=<src of version A> python benchmarks/dump_fits.py --out a.npz
-    PYTHONPATH=<src of version B> python benchmarks/dump_fits.py --out b.npz
-    python benchmarks/dump_fits.py --compare a.npz b.npz
+    PYTHONPATH=<src of version A> python benchmarks/tools/dump_fits.py --out a.npz
+    PYTHONPATH=<src of version B> python benchmarks/tools/dump_fits.py --out b.npz
+    python benchmarks/tools/dump_fits.py --compare a.npz b.npz
 
-On the letter workload's binary outputs (``_common.py``; the codes of
+On the letter workload's binary outputs (``lib/workloads.py``; the codes of
 bench_fit.py), for each of its solver settings: ``ConvexDecoder().fit``'s
 weights, intercepts and objective; the section-4 formulations (large margin,
 stiffness) on one-vs-rest; a 13-point regularisation path (weights and
