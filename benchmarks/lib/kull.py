@@ -235,7 +235,7 @@ METHODS = {
     CV_VARIANT: (VARIANT, cv_c_alpha("ovo+ovr")),
     "convexagg ovo, C4 and alpha cross-validated": (VARIANT, cv_c_alpha("ovo")),
     # the cross-validated candidate closest to passing the glass / wine screen
-    # (studies/diagnose_glass_wine.py --candidates 3; methods.CV_OVR_SHRUNK_CANDIDATES)
+    # (methods.CV_OVR_SHRUNK_CANDIDATES)
     OVR_SHRUNK_CHEAP: (VARIANT, _ovr_shrunk_cheap),
     # the Kull-best variant with the cheap grid (fit time)
     CV_VARIANT + ", cheap": (VARIANT, cv_c_alpha("ovo+ovr", **CHEAP_GRID)),
@@ -248,7 +248,7 @@ METHODS = {
         _own_oof("dirichlet", _ovr_shrunk_cheap),
     ),
     # the cheap candidates that passed the glass / wine screen
-    # (studies/diagnose_glass_wine.py --candidates 5; methods.NO_CV_CANDIDATES)
+    # (methods.NO_CV_CANDIDATES)
     **{
         f"convexagg {n}": (VARIANT, NO_CV_CANDIDATES[n])
         for n in (
@@ -266,7 +266,7 @@ METHODS = {
         for c in ("temperature", "Dirichlet")
     },
     # additions to the one-vs-rest penalty +0.1
-    # (studies/diagnose_glass_wine.py --candidates 6; methods.OVR_PENALTY_ADDITIONS)
+    # (methods.OVR_PENALTY_ADDITIONS)
     **{f"convexagg {n}": (VARIANT, make) for n, make in OVR_PENALTY_ADDITIONS.items()},
     # the left-to-calibrate check of the best-ranked of them
     **{

@@ -19,7 +19,7 @@ Where the centred calibrator gains as much as the others, what is left is a (sig
 map of the class discrepancies -- the kind of term an aggregation linear in the losses can
 hold; where it gains nothing, the gain comes from ``log Z``, a non-linear function of them.
 
-Backs QUALITY.md, "The ranks on the Kull et al. suite" (what the check's gains are made of).
+Backs QUALITY.md, "Settings measured that are not the default" (what the zero entries take).
 
     OMP_NUM_THREADS=1 python benchmarks/studies/diagnose_left_to_calibrate.py \
         --data-dir ../shared/datasets --out benchmarks/results/left_to_calibrate_terms.json

@@ -9,7 +9,7 @@ priors' fits stop once the held-out score rises). Reported per fold: the four sc
 the prior each way chooses, the priors fitted; in total the folds whose choice
 differs, with the held-out score given up, and the priors fitted of all.
 
-Backs QUALITY.md, "Stopping the zero entries' choice at the first rise".
+Backs QUALITY.md, "Why the default is what it is" (the zero entries' choice).
 
     OMP_NUM_THREADS=1 python benchmarks/studies/scan_choice_stop.py --data-dir ../shared/datasets \
         --out benchmarks/results/choice_stop.json

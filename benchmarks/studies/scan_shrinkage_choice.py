@@ -11,7 +11,7 @@ is the shrinkage's alone. The chosen settings use ``select_penalty`` (the librar
 selection) with 3 and 5 folds; the seconds of the 3-fold choice are timed as the library makes
 it (the losses computed once, each value warm-started) and cold (each value fitted from
 the solver's start on losses computed anew), in turn. The
-numbers behind the shrinkage's "auto" (backs QUALITY.md, "Choosing the shrinkage").
+numbers behind the shrinkage's "auto" (backs QUALITY.md, "Why the default is what it is").
 
     OMP_NUM_THREADS=1 python benchmarks/studies/scan_shrinkage_choice.py \\
         --data-dir ../shared/datasets \\

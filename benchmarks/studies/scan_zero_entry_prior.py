@@ -8,11 +8,10 @@ then refitted on the same training outputs (``training_outputs``) with each
 setting, and scored on the test fold's averaged binary outputs
 (``predict_binary_proba``). Every setting is compared with the default's decoder
 refitted the same way, so the binaries are the same for all: the change in test
-log-loss is the zero entries' alone. The numbers behind the zero entries' priors; backs
-QUALITY.md, "Zero entries free in sign" (80 / n, the smallest fixed prior with no set
-worse), "Choosing the zero entries' strength" ("auto"'s 3-fold choice among the priors,
-``select_penalty``, as the estimator does) and "Zero entries held >= 0" (the record
-``zero_entry_prior.json``: the scan of the weights held ``>= 0``, entry weights 0.01).
+log-loss is the zero entries' alone. The numbers behind the zero entries' priors: 80 / n,
+the smallest fixed prior with no set worse, and "auto"'s 3-fold choice among the priors
+(``select_penalty``, as the estimator does); backs QUALITY.md, "Why the default is what it
+is" and "Settings measured that are not the default".
 
     OMP_NUM_THREADS=1 python benchmarks/studies/scan_zero_entry_prior.py \
         --data-dir ../shared/datasets \

@@ -1,7 +1,7 @@
 """One timed fit of the default ``ConvexAggregationClassifier()`` on letter (for A/B runs).
 
-Backs BENCHMARKS.md, "Timing two versions", and the A/B timings of the default's fit in
-QUALITY.md ("The ranks on the Kull et al. suite" and the sections it links to).
+Backs BENCHMARKS.md, "Timing two versions", and the fit times of the zero entries' limits in
+QUALITY.md, "Why the default is what it is".
 
 ``--dataset`` takes another set of the data directory in letter's place (e.g. pendigits, the
 largest within ``zero_entry_penalty="auto"``'s limits), ``--rows`` the first rows of its

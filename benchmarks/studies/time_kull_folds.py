@@ -4,8 +4,7 @@
         python benchmarks/studies/time_kull_folds.py \
         [--data-dir ../shared/datasets] [--sets page-blocks,glass,...] [--repeat 2]
 
-Backs BENCHMARKS.md, "Timing two versions", and QUALITY.md, "Stopping the zero entries'
-choice at the first rise".
+Backs BENCHMARKS.md, "Timing two versions".
 
 Fits ``bench_quality.py``'s "convexagg (default)" on the three outer folds of each set (the
 Kull suite's protocol: small classes dropped, standardised on the training part), once to

@@ -4,8 +4,7 @@ the one-vs-one code without intercepts.
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/studies/time_letter_settings.py \
         [--data-dir DIR] [--n-jobs 1] [--rounds 3]
 
-Backs BENCHMARKS.md, "Timing two versions", and the letter fit times of QUALITY.md's
-sections on the one-vs-one-and-rest code and on the targets.
+Backs BENCHMARKS.md, "Timing two versions".
 
 bench_end_to_end.py's workload (letter, a stratified 90/10 split with seed 0, the attributes
 standardised on the training rows, ``LogisticRegression()`` binaries). Each round fits

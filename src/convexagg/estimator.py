@@ -65,7 +65,7 @@ DEFAULT_OVR_COLUMN_PENALTY = 0.1
 # zero_entry_penalty="auto": one of these over the number of rows the weights are fitted
 # on (fixed priors on the summed log-likelihood), chosen by a 3-fold cross-validation of
 # the aggregation alone. 80 is the smallest fixed prior of 5, 20, 40 and 80 that left no
-# Kull set worse by more than 1 % (benchmarks/scan_zero_entry_prior.py), but the large sets
+# Kull set worse by more than 1 % (benchmarks/studies/scan_zero_entry_prior.py), but the large sets
 # gain most from the weakest (vowel, segment, balance-scale); the choice keeps both
 # (QUALITY.md, "Choosing the zero entries' strength"). Fitted in this order until the
 # held-out score rises: on the Kull suite 183 of the 276 fits, one choice of 69 changed

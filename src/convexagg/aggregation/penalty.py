@@ -61,7 +61,7 @@ PENALTIES = ("l2", "l1", "elasticnet")
 
 # largest alpha accepted: above about 1e6 the weights are already 0 to working precision,
 # and every solver reaches the optimum up to 1e10 for every penalty, where the interior
-# point ones stop far from it a few orders beyond (benchmarks/scan_alpha_range.py)
+# point ones stop far from it a few orders beyond (benchmarks/studies/scan_alpha_range.py)
 MAX_ALPHA = 1e10
 
 # smallest quadratic penalty on the intercepts (see the module docstring)
