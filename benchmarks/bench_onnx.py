@@ -1,7 +1,7 @@
 """ONNX export: agreement with ``predict_proba``, latency in onnxruntime, file sizes.
 
     python benchmarks/bench_onnx.py [--data-dir DIR] [--out benchmarks/results/onnx.json]
-        [--rounds 300] [--kull-sets NAME,NAME] [--kull-max-rows 1000]
+        [--rounds 300] [--kull-sets NAME,NAME] [--kull-max-rows 1000] [--quick]
 
 Digits (scikit-learn's, 1,797 rows; two thirds train, stratified, ``random_state=0``):
 
@@ -31,6 +31,9 @@ Targets: probabilities within 1e-9 of ``predict_proba`` in the float64 graph of 
 (1e-5 where the binaries are skl2onnx's float32 trees, and in float32 graphs), labels
 equal; the exported default's one-row latency within 2x the exported calibrated logistic
 regression's.
+
+``--quick``: a plumbing run -- 20 rounds, the Kull part on iris alone (300 rows), the record
+in a temporary folder unless ``--out`` is given.
 """
 
 from __future__ import annotations
@@ -276,11 +279,18 @@ def verdicts(record):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", help="folder of kull2019/ (or kull2019 itself)")
-    parser.add_argument("--out", default="benchmarks/results/onnx.json", help="JSON record")
+    parser.add_argument(
+        "--out", default=None, help="JSON record (default: benchmarks/results/onnx.json)"
+    )
     parser.add_argument("--rounds", type=int, default=300, help="timing rounds (one row)")
     parser.add_argument("--kull-sets", default="", help="comma-separated names (default all)")
     parser.add_argument("--kull-max-rows", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="plumbing run: small sizes")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.kull_sets, args.kull_max_rows = 20, args.kull_sets or "iris", 300
+        args.out = args.out or str(Path(tempfile.mkdtemp(prefix="bench_onnx_quick_")) / "onnx.json")
+    args.out = args.out or "benchmarks/results/onnx.json"
     warnings.simplefilter("ignore")  # lbfgs convergence on unscaled digits: not measured here
     import onnx
     import onnxruntime
