@@ -205,7 +205,7 @@ def _step(parent, step, last):
         return vars(parent)[key]
     if kind == "k" and type(key) is str and type(parent) is dict and key in parent:
         return parent[key]
-    sequence = list if last else (list, tuple)
+    sequence = (list,) if last else (list, tuple)
     if kind == "i" and type(key) is int and type(parent) in sequence and 0 <= key < len(parent):
         return parent[key]
     raise _crafted(f"the template has no {step!r} here")
