@@ -6,23 +6,33 @@
     convexagg reproduce [--datasets ...] [--data-dir DIR] [--out DIR]   (the paper's tables)
     convexagg figures [--data-dir DIR] [--out DIR]                       (the paper's figures)
     convexagg fit TRAIN.csv --target COLUMN [--id COLUMN] [--drop COL,COL | --features COL,COL]
+                  [--categorical COL,COL] [--no-preprocess]
                   [--code CODE] [--entry-weight-shrinkage S[,S...]|none]
                   [--zero-entry-penalty C|auto] --out MODEL.skops [-v]
     convexagg predict MODEL.skops DATA.csv [--out PRED.csv] [--id COLUMN]
     convexagg --version                                (also: python -m convexagg ...)
 
-``fit`` trains a :class:`~convexagg.ConvexAggregationClassifier` (binary
-learner: scaling and logistic regression) on the feature columns of
-``TRAIN.csv`` -- every column but the target, the ``--id`` and the ``--drop``
-columns, or the ``--features`` -- and saves it with :func:`convexagg.io.save`,
-together with the feature names, the target's name, the id columns and the
+``fit`` trains a model on the feature columns of ``TRAIN.csv`` -- every column
+but the target, the ``--id`` and the ``--drop`` columns, or the ``--features``
+-- and saves it with :func:`convexagg.io.save`, together with the feature
+names, which of them are categories, the target's name, the id columns and the
 other columns it left out; it reports a held-out estimate (accuracy and
 log-loss of a model fitted without ``--holdout`` of the rows) before refitting
-on all rows. The options that set an estimator parameter (``--code``, ``--alpha``,
-``--loss``, ``--entry-weight-shrinkage``, ``--zero-entry-penalty``, ``--cv``) take the
-estimator's default when not given. ``-v`` prints a line per stage on standard error (with the
-estimator's own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels
-go through :func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
+on all rows. The model is a scikit-learn ``Pipeline``: a preprocessing step
+(numbers scaled by their largest magnitude, missing ones imputed with the mean
+and flagged; text columns one-hot encoded, a category unseen in training
+encoded as none; ``--no-preprocess``: the scaling alone, every feature a
+number in every row) and a :class:`~convexagg.ConvexAggregationClassifier`
+whose binary learner is ``StandardScaler`` + ``LogisticRegression``. A column
+is a category when ``--categorical`` names it or when at most half of its
+values are numbers; a column of numbers with a few texts, or a text column
+with more distinct values than 20 and than half the rows (an identifier), is
+an error that names the way out. The options that set an estimator parameter
+(``--code``, ``--alpha``, ``--loss``, ``--entry-weight-shrinkage``,
+``--zero-entry-penalty``, ``--cv``) take the estimator's default when not
+given. ``-v`` prints a line per stage on standard error (with the estimator's
+own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels go through
+:func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
 target or a missing label is refused. ``predict`` writes, for every row of
 ``DATA.csv``, the ``--id`` columns, the predicted label (``prediction``) and the
 class probabilities (``proba_<class>``, ``%.6g`` unless ``--float-format``), as
@@ -30,7 +40,9 @@ CSV to standard output unless ``--out`` names a file (``-`` is standard
 output); ``DATA.csv`` must have the training features, matched by name in any
 order, and may also have the target and the columns ``fit`` left out, which are
 ignored (the training ``--id`` columns are copied). A model saved from Python
-that records no feature names is applied by position, with a warning.
+that records feature names gets the file's columns as they are (numbers, texts,
+missing values as NaN); one that records none is applied by position, with a
+warning.
 
 Input files must be regular files (not a device or a pipe) of text, at most
 :data:`convexagg.io.MAX_CSV_BYTES`; they may be gzip-compressed (recognised by
@@ -39,7 +51,7 @@ vertical bar) unless ``--sep`` gives it, and ``--decimal ,`` reads
 decimal-comma numbers. An output is never an input, a directory or a device
 node replaced by a file (:mod:`convexagg.io`).
 
-User errors (a missing file or column, a non-numeric feature, a bad target,
+User errors (a missing file or column, a text among numbers, a bad target,
 columns that differ from training, an untrusted or crafted model file, an
 unknown data set or method, an invalid number, a missing optional dependency)
 end with a one-line ``convexagg: error: ...`` on standard error and exit status
@@ -49,7 +61,8 @@ status 128 + the signal's number. Nothing is written on failure or
 interruption: outputs are written atomically once everything has succeeded.
 
 The heavy modules (NumPy, pandas, scikit-learn, skops, the estimators) are
-imported inside the commands, so ``convexagg --help`` starts at once. The
+imported inside the commands, so ``convexagg --help`` starts at once; ``fit
+--help`` reads the estimator's defaults from its source. The
 paper's commands (``demo``, ``reproduce``, ``figures``) live with the
 experiments they run, in :mod:`convexagg.experiments.commands`; this module
 holds ``fit`` and ``predict`` and dispatches.
@@ -184,7 +197,7 @@ def _init_defaults(cls):
 
 
 @functools.lru_cache(maxsize=1)
-def estimator_help_values():
+def _estimator_help_values():
     """The defaults of ``fit``'s estimator options and the constants its help quotes.
 
     Read from the source of :mod:`convexagg.estimator` (so that ``fit --help`` does
@@ -214,13 +227,13 @@ def estimator_help_values():
 
 class _FitHelp(argparse.HelpFormatter):
     """``fit --help``: the estimator's default after each option of ``_ESTIMATOR_OPTIONS``
-    (read by :func:`estimator_help_values`, for that help only)."""
+    (read by :func:`_estimator_help_values`, for that help only)."""
 
     def _get_help_string(self, action):
         text = super()._get_help_string(action)
         if action.dest not in _ESTIMATOR_OPTIONS:
             return text
-        values = estimator_help_values()
+        values = _estimator_help_values()
         default = values[action.dest]
         if action.dest == "entry_weight_shrinkage":
             low, high = values["ENTRY_WEIGHT_SHRINKAGE_RANGE"]
