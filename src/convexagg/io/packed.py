@@ -9,7 +9,7 @@ one of them as a *template* and stacks each numeric attribute that the others
 hold (an ``ndarray``, or a scalar that differs between them) into one array,
 binary after binary; :class:`PackedEstimators` holds the result in place of
 ``estimators_`` in the file and rebuilds the lists when skops loads it: a copy of
-the template per binary, with its stacked values set back, bit for bit.
+the template per binary (a deep copy), with its stacked values set back, bit for bit.
 
 The template is a fitted estimator stored by skops like any other, so its types
 go through skops' trust checks; the rebuilding only writes values into
@@ -26,7 +26,6 @@ structure, is stored as it is.
 
 from __future__ import annotations
 
-import copy
 import json
 
 import numpy as np
@@ -240,6 +239,27 @@ def _setter(leaf, values, n):
     raise _crafted(f"a stacked {values.dtype} value replaces a {type(leaf).__name__}")
 
 
+def _copy(value):
+    """A deep copy of a template's ``value`` -- what ``copy.deepcopy`` makes of the
+    structures :func:`_structure` accepts, without its per-object protocol: estimators
+    rebuilt from their ``__dict__``, containers rebuilt, arrays copied in their memory
+    order, immutable values shared."""
+    kind = type(value)
+    if kind is list:
+        return [_copy(v) for v in value]
+    if kind is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is tuple:
+        return tuple(_copy(v) for v in value)
+    if kind is np.ndarray:
+        return value.copy(order="K")
+    if value is None or kind in (str, *_SCALAR_DTYPES) or isinstance(value, np.generic):
+        return value
+    new = kind.__new__(kind)  # an estimator rebuilt from its __dict__ (checked by the caller)
+    vars(new).update((k, _copy(v)) for k, v in vars(value).items())
+    return new
+
+
 def _child(parent, step):
     kind, key = step
     return vars(parent)[key] if kind == "a" else parent[key]
@@ -291,15 +311,17 @@ def _group(group, n, taken):
         raise _crafted("a group's paths are not JSON") from None
     if not isinstance(paths, list) or len(paths) != len(values):
         raise _crafted("a group's paths and values differ in number")
-    if not _rebuilt_by_dict(template):
-        raise _crafted(f"a template of type {type(template).__name__} cannot be rebuilt")
+    try:  # the template holds only what a copy rebuilds (as pack groups binaries)
+        _structure(template, (), [], 0, set())
+    except _Ungrouped:
+        raise _crafted(f"a template of type {type(template).__name__} cannot be rebuilt") from None
     plan = []
     for path, stack in zip(paths, values):
         _, _, leaf = _resolve(template, path)
         plan.append((path, _setter(leaf, stack, len(indices))))
     binaries = []
     for k in range(len(indices)):
-        binary = copy.deepcopy(template)
+        binary = _copy(template)
         for path, take in plan:
             _assign(binary, path, take(k))
         binaries.append(binary)
