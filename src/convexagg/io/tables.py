@@ -333,7 +333,8 @@ class CSVFile:
         columns : list of str
             Column names.
         decimal : str, default=None
-            The decimal mark to read them with; None: the file's.
+            The decimal mark to read them with; None: the file's. A mark that is
+            the separator gives 0.0 for every column.
 
         Returns
         -------
@@ -345,12 +346,26 @@ class CSVFile:
         """
         import pandas as pd
 
-        try:
-            text = self._text_frame()
-        except (pd.errors.ParserError, ValueError):
+        columns = list(columns)
+        decimal = self.decimal if decimal is None else decimal
+        if decimal == self.sep:  # no field holds such a number
+            return [0.0] * len(columns)
+        options = {**self._options(), "decimal": decimal, "usecols": columns}
+        try:  # one pass of the C parser: columns of numbers come out as numbers
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # mixed types, short rows: read() reports them
+                inferred = pd.read_csv(_io.BytesIO(self._data), na_values=_NA_TEXTS, **options)
+            texts = [c for c in columns if inferred[c].dtype.kind not in "iuf"]
+            if texts:
+                options["usecols"] = texts
+                text = pd.read_csv(_io.BytesIO(self._data), dtype=str, na_filter=False, **options)
+        except (pd.errors.ParserError, ValueError, IndexError):  # a ragged file
             return [1.0] * len(columns)
         shares = []
         for column in columns:
+            if column not in texts:
+                shares.append(1.0)
+                continue
             not_numbers, missing = self._not_numbers(text[column], decimal)
             present = int((~missing).sum())
             shares.append(1.0 - int(not_numbers.sum()) / present if present else 1.0)
@@ -364,14 +379,26 @@ class CSVFile:
 
     def _not_numbers(self, values, decimal=None):
         """``(not_numbers, missing)``: where a text column holds neither a number nor a
-        missing value, and where it holds a missing value (bool arrays)."""
+        missing value, and where it holds a missing value (bool arrays). The fields that
+        do not parse as they are (few in a column of numbers) are looked at again,
+        stripped."""
         import pandas as pd
 
         decimal = self.decimal if decimal is None else decimal
-        values = values.str.strip()
-        parsed = values if decimal == "." else values.str.replace(decimal, ".")
-        missing = values.str.lower().isin(MISSING_LABELS).to_numpy()
-        return pd.to_numeric(parsed, errors="coerce").isna().to_numpy() & ~missing, missing
+
+        def numbers(texts):
+            texts = texts if decimal == "." else texts.str.replace(decimal, ".", regex=False)
+            return pd.to_numeric(texts, errors="coerce").notna().to_numpy()
+
+        bad = ~numbers(values)
+        missing = np.zeros(len(values), dtype=bool)
+        rows = np.flatnonzero(bad)
+        if rows.size:
+            texts = values.iloc[rows].str.strip()
+            absent = texts.str.lower().isin(MISSING_LABELS).to_numpy()
+            missing[rows[absent]] = True
+            bad[rows[absent | numbers(texts)]] = False
+        return bad, missing
 
     def _raise_not_finite(self, row, column):
         line, record = self._record(row)
