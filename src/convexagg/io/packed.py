@@ -152,6 +152,8 @@ def pack(members):
         return None
     groups = {}
     for index, est in enumerate(flat):
+        if not _rebuilt_by_dict(est):
+            continue
         leaves = []
         try:
             key = _structure(est, (), leaves, 0, set())
