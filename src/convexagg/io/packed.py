@@ -313,7 +313,9 @@ def _group(group, n, taken):
         raise _crafted("a group's paths are not JSON") from None
     if not isinstance(paths, list) or len(paths) != len(values):
         raise _crafted("a group's paths and values differ in number")
-    try:  # the template holds only what a copy rebuilds (as pack groups binaries)
+    try:  # an estimator holding only what a copy rebuilds (as pack groups binaries)
+        if not _rebuilt_by_dict(template):
+            raise _Ungrouped
         _structure(template, (), [], 0, set())
     except _Ungrouped:
         raise _crafted(f"a template of type {type(template).__name__} cannot be rebuilt") from None
