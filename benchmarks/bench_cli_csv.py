@@ -1,4 +1,4 @@
-"""Reading a CSV file for ``convexagg fit``: the old Python loop against the pandas reader.
+"""Reading a CSV file for ``convexagg fit``: a Python ``csv`` loop against the pandas reader.
 
     python benchmarks/bench_cli_csv.py [--rows 100000] [--features 20] [--repeat 5]
 
@@ -7,12 +7,11 @@ A synthetic file of ``--rows`` rows, ``--features`` float columns written with
 and an integer label column is read into the float64 feature matrix the CLI fits
 on, by
 
-* the loop ``convexagg fit`` used before issue 17 (``csv.reader`` then ``float()``
-  field by field, copied here verbatim so the comparison stays runnable), and
+* a Python loop (``csv.reader`` then ``float()`` field by field), and
 * ``convexagg.io.CSVFile(path).read(features)``, the pandas C parser with its
-  vectorised checks, as the CLI now reads.
+  vectorised checks, as the CLI reads.
 
-The two are interleaved (old, new, old, new, ...) so a load change on the shared
+The two are interleaved (loop, pandas, loop, pandas, ...) so a load change on the shared
 machine hits both; best and median per reader, and the arrays are checked to be
 bit-for-bit equal. The file lives in a temporary folder (deleted afterwards).
 """
@@ -31,11 +30,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
 
 
 def old_read_csv(path):
-    """The CLI's reader before issue 17 (convexagg.io.read_csv, plain files)."""
+    """The baseline reader: ``csv.reader`` over the decoded file, rows kept as strings."""
     text = Path(path).read_bytes().decode("utf-8-sig")
     reader = csv.reader(io.StringIO(text, newline=""))
     columns, rows = None, []
@@ -52,7 +51,7 @@ def old_read_csv(path):
 
 
 def old_numeric_matrix(path, columns, rows, use):
-    """The CLI's feature conversion before issue 17 (convexagg.io.numeric_matrix)."""
+    """The baseline conversion: ``float()`` field by field."""
     index = [columns.index(name) for name in use]
     X = np.empty((len(rows), len(index)), dtype=np.float64)
     for i, (line, record) in enumerate(rows):
@@ -114,7 +113,7 @@ def main():
                 times[name].append(time.perf_counter() - start)
                 assert np.array_equal(got, X), f"{name} reader changed the values"
     results = []
-    for name, label in (("old", "Python csv loop (before)"), ("new", "pandas CSVFile (now)")):
+    for name, label in (("old", "Python csv loop"), ("new", "pandas CSVFile")):
         t = times[name]
         results.append(
             {"reader": label, "best": min(t), "median": statistics.median(t), "times": t}

@@ -1,6 +1,6 @@
 """Choosing alpha by cross-validation: this version against version 0.1, on the same protocol.
 
-    python benchmarks/bench_cv.py [--data-dir DIR] [--repeat 7] [--out results/cv.json]
+    python benchmarks/bench_cv.py [--data-dir DIR] [--repeat 7] [--out benchmarks/results/cv.json]
 
 ``ConvexAggregationClassifierCV`` on the letter workload (18,000 training rows,
 one-vs-one, ``LogisticRegression`` binaries), 13 alphas, 5 folds, the paper's
@@ -35,12 +35,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 BASELINE = "d0f93c1"  # the last commit of version 0.1
 
 
-def child(src, data_dir, cache_dir, version):
+def child(src, data_dir, version, quick):
     """Run one CV fit with the package under ``src``; print the timings as JSON."""
     sys.path.insert(0, src)
     from sklearn.linear_model import LogisticRegression
@@ -50,8 +51,7 @@ def child(src, data_dir, cache_dir, version):
     import convexagg.model_selection as ms
 
     assert convexagg.__file__.startswith(src), convexagg.__file__
-    args = C.parser("").parse_args(["--data-dir", data_dir, "--cache-dir", cache_dir])
-    X, _, y, _ = C.letter_split(args.data_dir)
+    X, _, y, _ = W.letter_split(data_dir, W.QUICK_ROWS if quick else None)
     spent = {"binaries": 0.0, "path": 0.0}
 
     def timed(name, fn):
@@ -69,12 +69,15 @@ def child(src, data_dir, cache_dir, version):
     # the engine rework: regularization_path; since: problem_path on validated folds)
     name = "problem_path" if hasattr(ms, "problem_path") else "regularization_path"
     setattr(ms, name, timed("path", getattr(ms, name)))
+    alphas, folds = (4, 3) if quick else (13, 5)
     if version == "new":
         clf = ms.ConvexAggregationClassifierCV(
-            LogisticRegression(), code="ovo", alphas=13, alpha_cv=5, cv="in_sample"
+            LogisticRegression(), code="ovo", alphas=alphas, alpha_cv=folds, cv="in_sample"
         )
     else:
-        clf = ms.ConvexAggregationClassifierCV(LogisticRegression(), code="ovo", alphas=13, cv=5)
+        clf = ms.ConvexAggregationClassifierCV(
+            LogisticRegression(), code="ovo", alphas=alphas, cv=folds
+        )
     t0 = time.perf_counter()
     clf.fit(X, y)
     total = time.perf_counter() - t0
@@ -112,12 +115,11 @@ def main():
     p.add_argument("--src", help=argparse_suppress())
     args = p.parse_args()
     if args.child:
-        child(args.src, args.data_dir, args.cache_dir, args.child)
+        child(args.src, args.data_dir, args.child, args.quick)
         return
     if args.quick:
         args.repeat = 1
     info = C.machine()
-    C.letter_workload(args)  # the cache, so that the children only read it
     new_src = str(Path(__file__).resolve().parents[1] / "src")
     runs = {"old": [], "new": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,8 +136,7 @@ def main():
                         src,
                         "--data-dir",
                         args.data_dir,
-                        "--cache-dir",
-                        args.cache_dir,
+                        *(["--quick"] if args.quick else []),
                     ],
                     check=True,
                     capture_output=True,

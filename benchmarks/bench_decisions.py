@@ -45,8 +45,8 @@ below comes from that fit, through :class:`sklearn.frozen.FrozenEstimator`:
   the same cost); and on the test part ``predict_proba`` and each decision's
   prediction.
 
-Prints Markdown tables (per data set: mean over splits; the targets of issue
-25) and writes the per-split records to ``--out`` (JSON).
+Prints Markdown tables (per data set: mean over splits; the targets) and writes the
+per-split records to ``--out`` (JSON).
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-from bench_quality import BUNDLED, PAPER_SETS, load, split  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib.ten_sets import BUNDLED, PAPER_SETS, load, split  # noqa: E402
 
 ERROR_RATE = 0.1
 APS_SEEDS = 20  # draws of APS's uniforms per split, for its coverage averaged over them
@@ -103,8 +103,11 @@ class _Probabilities:
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, Tags, TargetTags
 
-        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags())
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+        )
 
 
 def mapie_sets(P_cal, y_cal, P_test, score, seed):
@@ -112,7 +115,10 @@ def mapie_sets(P_cal, y_cal, P_test, score, seed):
 
     model = _Probabilities(range(P_cal.shape[1]))
     mapie = SplitConformalClassifier(
-        model, confidence_level=1 - ERROR_RATE, conformity_score=score, prefit=True,
+        model,
+        confidence_level=1 - ERROR_RATE,
+        conformity_score=score,
+        prefit=True,
         random_state=seed,
     ).conformalize(P_cal, y_cal)
     return mapie.predict_set(P_test)[1][:, :, 0]
@@ -167,9 +173,14 @@ def one_split(X, y, rep, draws):
         P_k = clf.decoder_.predict_proba(predict_binaries(member, X_te, clf.binary_output_))
         err_test.append(np.mean(P_k.argmax(axis=1) != yi_te))
     P_te, t_proba = _clock(clf.predict_proba, X_te)
-    rec = {"fit_s": t_fit, "oof_pass_s": t_oof, "predict_proba_s": t_proba, "n_test": len(y_te),
-           "member_error_oof": float(np.mean(err_oof)),
-           "member_error_test": float(np.mean(err_test))}
+    rec = {
+        "fit_s": t_fit,
+        "oof_pass_s": t_oof,
+        "predict_proba_s": t_proba,
+        "n_test": len(y_te),
+        "member_error_oof": float(np.mean(err_oof)),
+        "member_error_test": float(np.mean(err_test)),
+    }
 
     frozen = FrozenEstimator(clf)
     for name, score, mondrian in [
@@ -179,8 +190,11 @@ def one_split(X, y, rep, draws):
     ]:
         try:
             conformal = ConformalClassifier(
-                frozen, error_rate=ERROR_RATE, conformity_score=score,
-                class_conditional=mondrian, random_state=rep,
+                frozen,
+                error_rate=ERROR_RATE,
+                conformity_score=score,
+                class_conditional=mondrian,
+                random_state=rep,
             ).fit(X_tr, y_tr)
         except ValueError:  # Mondrian: a class with too few training rows for 0.1
             for key in ("coverage", "size", "worst_class_coverage", "s"):
@@ -210,9 +224,10 @@ def one_split(X, y, rep, draws):
     # ensemble's test probabilities): which sets differ from MAPIE's (LAC; APS
     # randomises differently) -- the quantile convention, apart from cross-conformal
     cal = class_scores(P_oof, "lac")[np.arange(rows.sum()), yi_tr[rows]]
-    ours = conformal_pvalues(
-        class_scores(P_te, "lac")[np.newaxis], cal, np.zeros(len(cal), dtype=int)
-    ) > ERROR_RATE
+    ours = (
+        conformal_pvalues(class_scores(P_te, "lac")[np.newaxis], cal, np.zeros(len(cal), dtype=int))
+        > ERROR_RATE
+    )
     mapie = mapie_sets(P_oof, yi_tr[rows], P_te, "lac", rep)
     rec["split_rule_rows_differing_from_mapie"] = int(np.any(ours != mapie, axis=1).sum())
 
@@ -259,8 +274,9 @@ def one_split(X, y, rep, draws):
     Cm = cost_matrix(K)
     costly = CostSensitiveClassifier(frozen, cost_matrix=Cm).fit(X_tr, y_tr)
     pred, t_cost = _clock(costly.predict, X_te)
-    rec["cost_predict"] = expected_cost_score(y_te, clf.predict(X_te), cost_matrix=Cm,
-                                              labels=classes)
+    rec["cost_predict"] = expected_cost_score(
+        y_te, clf.predict(X_te), cost_matrix=Cm, labels=classes
+    )
     rec["cost_decision"] = expected_cost_score(y_te, pred, cost_matrix=Cm, labels=classes)
     rec["accuracy_predict"] = float(np.mean(clf.predict(X_te) == y_te))
     rec["accuracy_decision"] = float(np.mean(pred == y_te))
@@ -474,7 +490,8 @@ def main():
     p.add_argument("--max-rows", type=int, default=2500)
     args = p.parse_args()
     if args.quick:
-        args.splits, args.max_rows, args.draws = 1, 600, 2
+        args.splits, args.max_rows, args.draws, args.min_test_rows = 1, 600, 2, 0
+        args.datasets = args.datasets or "iris,wine"
     C.limit_blas(args)
     if args.datasets:
         datasets = args.datasets.split(",")

@@ -6,16 +6,15 @@ Every estimator wraps ``LogisticRegression()`` and is fitted on the 18,000
 standardised letter training rows (one-vs-one: 325 binary problems) with the
 same ``n_jobs``; repetitions alternate between them, so a change in the
 machine's load hits all alike. The baselines are ``OneVsOneClassifier`` (no
-probabilities; the 0.1 target: the convex aggregation at most 1.2x its time)
-and ``CalibratedClassifierCV(OneVsOneClassifier(...), method="temperature")``
-with 5 folds (probabilities out of fold, as the default's; the 0.2 target: at
-most 1.2x its time). The convex aggregation is timed as ``ConvexAggregationClassifier()``
-gives it (its default out-of-fold weights; since issue 21's third switch its default code is
-``"ovo+ovr"``: 351 binary problems), with the paper's one-vs-one protocol
-(``cv="in_sample"``: weights on the training rows' outputs) and with the paper's whole
-preset (``cv="in_sample", solver="interior_point"``). Test accuracy and log-loss are
-recorded beside the times, and one more fit of the paper's protocol is timed by
-stage (fitting the binaries, their outputs on the training rows, the weights).
+probabilities; the target: the paper's protocol at most 1.2x its time) and
+``CalibratedClassifierCV(OneVsOneClassifier(...), method="temperature")`` with 5 folds
+(probabilities out of fold, as the default's; the target: the default at most 1.2x its
+time). The convex aggregation is timed as ``ConvexAggregationClassifier()`` gives it (its
+default out-of-fold weights, the code ``"ovo+ovr"``: 351 binary problems), with the
+paper's one-vs-one protocol (``cv="in_sample"``: weights on the training rows' outputs) and
+with the paper's whole preset (``cv="in_sample", solver="interior_point"``). Test accuracy
+and log-loss are recorded beside the times, and one more fit of the paper's protocol is
+timed by stage (fitting the binaries, their outputs on the training rows, the weights).
 """
 
 from __future__ import annotations
@@ -28,12 +27,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 OVO = "OneVsOneClassifier"
 CALIBRATED = "CalibratedClassifierCV(OneVsOneClassifier, temperature, cv=5)"
 # the paper's model and alpha (one weight per binary classifier, 1e-4), whatever the
-# classifier's defaults (issue 21 moved them)
+# classifier's defaults
 PAPER_MODEL = {"code": "ovo", "entry_weight_shrinkage": None, "alpha": 1e-4, "fit_intercept": False}
 
 
@@ -49,11 +49,11 @@ def main():
     p.add_argument("--n-jobs", default="1,2", help="comma-separated n_jobs values")
     args = p.parse_args()
     repeat = 1 if args.quick else args.repeat
+    if args.quick:
+        args.n_jobs = "1"
     C.limit_blas(args)
     info = C.machine()
-    X, X_te, y, y_te = C.letter_split(args.data_dir)
-    if args.quick:
-        X, y = X[::10], y[::10]
+    X, X_te, y, y_te = W.letter_split(args.data_dir, W.QUICK_ROWS if args.quick else None)
 
     makers = {
         OVO: lambda j: OneVsOneClassifier(LogisticRegression(), n_jobs=j),
@@ -80,7 +80,7 @@ def main():
     }
     rows, results = [], {}
     for n_jobs in [int(j) if j != "None" else None for j in args.n_jobs.split(",")]:
-        for make in makers.values():  # warm-up: worker pools, imports, caches
+        for make in makers.values() if not args.quick else ():  # warm-up: pools, imports
             make(n_jobs).fit(X[:2000], y[:2000])
         times = {name: [] for name in makers}
         fitted = {}

@@ -1,11 +1,11 @@
 """Fitting the aggregation weights: the default solver against L-BFGS-B and the other settings.
 
-    python benchmarks/bench_fit.py [--data-dir DIR] [--repeat 7] [--out results/fit.json]
+    python benchmarks/bench_fit.py [--data-dir DIR] [--repeat 7] [--out benchmarks/results/fit.json]
 
-The letter workload (``_common.py``: 18,000 training rows, ``LogisticRegression``
+The letter workload (``lib/workloads.py``: 18,000 training rows, ``LogisticRegression``
 binaries, ``alpha = 1e-4``) with four codes: one-vs-one (325 columns), one-vs-rest
 (26), a sparse random code for 26 classes (71), and the complete code on the
-first 11 classes (1,023 columns; 7,013 rows). In one run, per code, on the same
+first 11 classes (1,023 columns; 7,547 rows). In one run, per code, on the same
 binary outputs ``Q``:
 
 * ``ConvexDecoder().fit`` -- the default, ``solver="auto"`` -- and other solver
@@ -35,13 +35,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 from convexagg import ConvexDecoder  # noqa: E402
 from convexagg.aggregation import BlockedObjective, Penalty  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
 
-SETTINGS = C.solver_settings()
+SETTINGS = W.solver_settings()
 TARGET_RTOL = 1e-6  # "reaches the default's objective": within this, relative
 
 
@@ -110,12 +111,10 @@ def workloads(args):
     """(name, Q, y, code) per code of the letter workload."""
     out = []
     for code_name in ("ovo", "ovr", "sparse_random"):
-        data = C.letter_workload(args, code_name)
+        data = W.letter_workload(args, code_name)
         out.append((code_name, data["Q"], data["y"], data["code"]))
-    data = C.letter_workload(args, "complete", n_classes=11)
+    data = W.letter_workload(args, "complete", n_classes=11)
     out.append(("complete, 11 classes", data["Q"], data["y"], data["code"]))
-    if args.quick:  # plumbing only: a tenth of the rows
-        out = [(name, Q[::10], y[::10], code) for name, Q, y, code in out]
     return out
 
 
@@ -130,24 +129,24 @@ def bench_code(name, Q, y, code, args):
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # float32 at tol 1e-4: reported, not fatal
-                decoders[label] = ConvexDecoder(alpha=C.ALPHA, solver=solver).fit(Q, y, code)
+                decoders[label] = ConvexDecoder(alpha=W.ALPHA, solver=solver).fit(Q, y, code)
             fits[label].append(time.perf_counter() - t0)
     for label in fits:
         fits[label] = fits[label][1:]
 
     # L-BFGS-B: f* at pgtol 1e-10 on the blocked objective, and the time to the default's value
-    blocked = lambda: blocked_objective(Q, y, code, C.ALPHA)  # noqa: E731
+    blocked = lambda: blocked_objective(Q, y, code, W.ALPHA)  # noqa: E731
     runs = [lbfgsb_trace(blocked, M, 1e-10) for _ in range(args.lbfgsb_repeat)]
     f_star = min(float(r.fun) for r, _ in runs)
     default = decoders[SETTINGS[0][0]]
-    exact = BlockedObjective.from_outputs(Q, code, y, Penalty(C.ALPHA))
+    exact = BlockedObjective.from_outputs(Q, code, y, Penalty(W.ALPHA))
     f_default = exact.value(default.weights_)
     target = f_default + TARGET_RTOL * abs(f_default)
     reach_blocked = [time_to_reach(trace, target) for _, trace in runs]
     reach_blocked = [t for t in reach_blocked if t is not None]
     # the same in float32 (the library offers it; its values are rounded, so the
     # time is taken where the float64 objective reaches the target)
-    single = lambda: blocked_objective(Q, y, code, C.ALPHA, np.float32)  # noqa: E731
+    single = lambda: blocked_objective(Q, y, code, W.ALPHA, np.float32)  # noqa: E731
     reach_single = []
     for _ in range(args.lbfgsb_repeat):
         res, trace = lbfgsb_trace(single, M, 1e-10, keep_x=True)
@@ -172,7 +171,7 @@ def bench_code(name, Q, y, code, args):
         dec = decoders[label]
         f = exact.value(dec.weights_)
         peak, _ = C.peak_memory(
-            lambda s=solver: ConvexDecoder(alpha=C.ALPHA, solver=s).fit(Q, y, code)
+            lambda s=solver: ConvexDecoder(alpha=W.ALPHA, solver=s).fit(Q, y, code)
         )
         row["settings"].append(
             {
@@ -191,7 +190,7 @@ def bench_code(name, Q, y, code, args):
     if row["lbfgsb_float32_to_default"]:
         row["ratio_float32"] = row["lbfgsb_float32_to_default"] / best_default
     if name == "ovo":
-        plain = lambda: straightforward_objective(Q, y, code, C.ALPHA)  # noqa: E731
+        plain = lambda: straightforward_objective(Q, y, code, W.ALPHA)  # noqa: E731
         traces = [lbfgsb_trace(plain, M, 1e-10)[1] for _ in range(args.lbfgsb_repeat)]
         reach = [time_to_reach(trace, target) for trace in traces]
         reach = [t for t in reach if t is not None]
@@ -213,7 +212,7 @@ def main():
     rows = [bench_code(*w, args) for w in workloads(args)]
     settings = [s for r in rows for s in r["settings"]]
     text = [
-        f"## Fit: letter, alpha = {C.ALPHA:g}, best / median of {args.repeat} (interleaved)",
+        f"## Fit: letter, alpha = {W.ALPHA:g}, best / median of {args.repeat} (interleaved)",
         "",
         C.header(info),
         "",

@@ -1,4 +1,4 @@
-"""Issue 26: the convex aggregation fitted on a GPU through the array API, against the CPU.
+"""The convex aggregation fitted on a GPU through the array API, against the CPU.
 
     python benchmarks/bench_gpu.py [--rows 1000000,10000000] [--backend auto|torch|cupy]
         [--device cuda] [--repeat 3] [--cpu-rows 1000000,10000000]
@@ -6,7 +6,7 @@
         [--classifier-cv 5] [--out FILE]
 
 Synthetic one-vs-one outputs of 26 classes (``M = 325``,
-``_common.synthetic_ovo_outputs``, seed 0, float32: the issue's setting) are
+``lib.workloads.synthetic_ovo_outputs``, seed 0, float32: the targets' setting) are
 generated on the host and copied to the GPU (CuPy, or PyTorch with CUDA); then
 ``ConvexDecoder().fit`` runs under ``sklearn.config_context(array_api_dispatch=True)``
 (the default solver: projected Newton; the losses, ``rho`` and the Hessian
@@ -48,7 +48,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 N_CLASSES = 26
 TARGETS = {"gpu_1e7_s": 5.0, "speedup": 20.0, "objective_rel_diff": 1e-5}
@@ -209,6 +210,11 @@ def main():
     p.add_argument("--classifier-classes", type=int, default=10)
     p.add_argument("--features", type=int, default=64, help="features of the classifier's data")
     p.add_argument("--classifier-cv", default="5", help="the classifier's cv (int or in_sample)")
+    p.add_argument(
+        "--skip-without-gpu",
+        action="store_true",
+        help="without a GPU, say so and exit with status 0 (make bench; implied by --quick)",
+    )
     p.set_defaults(repeat=3)
     args = p.parse_args()
     C.limit_blas(args)
@@ -220,18 +226,21 @@ def main():
         classifier_rows, args.classifier_classes, args.classifier_cv = [5_000], 4, "2"
     found = find_backend(args.backend, args.device)
     if found is None:
+        if args.skip_without_gpu or args.quick:
+            print(NO_GPU.replace("nothing was measured", "skipped"))
+            return
         sys.exit(NO_GPU)
     name, to_device, device_info = found
     from convexagg import ConvexDecoder
 
     info = {**C.machine(), "gpu": device_info, "targets": TARGETS}
-    Q, y, code = C.synthetic_ovo_outputs(10_000, N_CLASSES, seed=1, dtype=np.float32)
+    Q, y, code = W.synthetic_ovo_outputs(10_000, N_CLASSES, seed=1, dtype=np.float32)
     fit_device(Q, y, code, to_device, name, args.device, 1)  # warm-up: CUDA context, kernels
     if classifier_rows:  # warm-up of the classifier's kernels (scikit-learn's, on 2,000 rows)
         classifier_end_to_end(2_000, args, to_device, name, args.device)
     results = []
     for n in sorted(set(rows) | set(cpu_rows)):
-        Q, y, code = C.synthetic_ovo_outputs(n, N_CLASSES, seed=0, dtype=np.float32)
+        Q, y, code = W.synthetic_ovo_outputs(n, N_CLASSES, seed=0, dtype=np.float32)
         r = {"rows": n, "Q_bytes": Q.nbytes}
         if n in rows:
             copy_s, times, dec = fit_device(Q, y, code, to_device, name, args.device, args.repeat)

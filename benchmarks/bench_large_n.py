@@ -1,9 +1,9 @@
-"""Issue 26: the in-memory fit of many rows, losses stored or recomputed from ``Q``.
+"""The in-memory fit of many rows, losses stored or recomputed from ``Q``.
 
     python benchmarks/bench_large_n.py [--rows 1000000] [--modes recomputed,stored]
         [--baseline-src PATH] [--repeat 1] [--passes-by-threads] [--profile] [--out FILE]
 
-Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``_common.synthetic_ovo_outputs``,
+Synthetic one-vs-one outputs of 26 classes (``M = 325``, ``lib.workloads.synthetic_ovo_outputs``,
 seed 0) are generated in float32, then ``ConvexDecoder().fit`` runs in a fresh
 process per mode: ``"stored"`` (``BlockedObjective``: the losses stored, float32
 from 2**20 of them), ``"recomputed"`` (``RecomputedObjective``: the losses
@@ -41,7 +41,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 N_CLASSES = 26
 
@@ -77,7 +78,7 @@ def child(mode, rows):
     import convexagg.aggregation.recomputed as recomputed
     from convexagg import ConvexDecoder
 
-    Q, y, code = C.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
+    Q, y, code = W.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
     if mode != "auto":  # force the storage
         recomputed.STORED_SHARE = 0.0 if mode == "recomputed" else float("inf")
     objective = ConvexDecoder().likelihood_objective(Q[:10], y[:10], code)
@@ -124,7 +125,7 @@ def profile(rows):
     import convexagg.aggregation.recomputed as recomputed
     from convexagg import ConvexDecoder
 
-    Q, y, code = C.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
+    Q, y, code = W.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
     recomputed.STORED_SHARE = 0.0
     blocked._build_threads = lambda: 1  # one thread: each part's time is its own
     spent = {}
@@ -161,7 +162,7 @@ def passes_by_threads(rows, rounds):
     ``rounds`` rounds; wall and CPU seconds, median over the rounds."""
     from convexagg.aggregation import RecomputedObjective
 
-    Q, y, code = C.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
+    Q, y, code = W.synthetic_ovo_outputs(rows, N_CLASSES, seed=0, dtype=np.float32)
     M = code.shape[1]
     rng = np.random.default_rng(0)
     x, v = rng.uniform(0.5, 1.5, M) * 20 / M, rng.normal(size=M)
@@ -212,6 +213,8 @@ def main():
     if args.child:
         child(args.child, args.rows)
         return
+    if args.quick:
+        args.rows, args.repeat = 20_000, 1
     info = C.machine()
     if args.profile:
         rows = profile(args.rows)

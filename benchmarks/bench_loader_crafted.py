@@ -1,6 +1,6 @@
-"""The model loader against crafted and damaged files (issue 22).
+"""The model loader against crafted and damaged files.
 
-    python benchmarks/bench_loader_crafted.py [--pad-mib 32] [--flips 300]
+    python benchmarks/bench_loader_crafted.py [--pad-mib 32] [--flips 300] [--out FILE]
 
 Two measurements of ``convexagg.io.load`` on a one-vs-rest iris model:
 
@@ -28,7 +28,10 @@ import warnings
 import zipfile
 from pathlib import Path
 
-import convexagg.io as cio
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lib import common as C  # noqa: E402
+
+import convexagg.io as cio  # noqa: E402
 
 
 def _model(path):
@@ -71,7 +74,9 @@ def padded_schema(folder, pad_mib):
     )
     size = padded.stat().st_size / 1000
     rise = done.stdout.strip() or done.stderr.strip()[-300:]
-    print(f"padded schema ({pad_mib} MiB of spaces, file {size:.0f} KB): peak rise {rise}")
+    line = f"padded schema ({pad_mib} MiB of spaces, file {size:.0f} KB): peak rise {rise}"
+    print(line, flush=True)
+    return {"pad_mib": pad_mib, "file_kb": size, "peak_rise": rise}, line
 
 
 def bit_flips(folder, flips):
@@ -94,11 +99,13 @@ def bit_flips(folder, flips):
             outcomes["ValueError"] += 1
         except Exception as exc:  # noqa: BLE001 - counting the escapes is the point
             outcomes[type(exc).__name__] += 1
-    print(f"bit flips ({flips} of a {len(data)}-byte file): {dict(outcomes.most_common())}")
+    line = f"bit flips ({flips} of a {len(data)}-byte file): {dict(outcomes.most_common())}"
+    print(line, flush=True)
+    return {"flips": flips, "file_bytes": len(data), "outcomes": dict(outcomes)}, line
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = C.parser(__doc__.splitlines()[0])
     parser.add_argument("--pad-mib", type=int, default=32)
     parser.add_argument("--flips", type=int, default=300)
     parser.add_argument("--peak-of", help=argparse.SUPPRESS)
@@ -106,9 +113,15 @@ def main():
     if args.peak_of:
         _peak_rise(args.peak_of)
         return
+    if args.quick:
+        args.pad_mib, args.flips = 4, 20
+    info = C.machine()
     with tempfile.TemporaryDirectory() as folder:
-        padded_schema(Path(folder), args.pad_mib)
-        bit_flips(Path(folder), args.flips)
+        padded, padded_line = padded_schema(Path(folder), args.pad_mib)
+        flipped, flipped_line = bit_flips(Path(folder), args.flips)
+    text = "\n".join(["## The model loader on crafted files", "", C.header(info), ""])
+    text += f"\n- {padded_line}\n- {flipped_line}"
+    C.finish(args, info, {"padded_schema": padded, "bit_flips": flipped}, text)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ reported. End to end: ``ConvexAggregationClassifier`` with
 ``make_pipeline(StandardScaler(), LogisticRegression())`` binaries (``code="ovo"``, no
 intercepts, ``cv="in_sample"``, the paper's protocol: one set of binaries), ``predict_proba``
 of the 2,000 test rows of ``X`` (the binaries' stacked-linear product and the decode); and
-the same with the classifier's default code and intercepts (issue 21's third and fourth
-switches, ``"ovo+ovr"``, ``fit_intercept=True``), decoded in float32.
+the same with the classifier's default code and intercepts (``"ovo+ovr"``,
+``fit_intercept=True``), decoded in float32.
 GBTM (``BradleyTerryDecoder``) and WMAP (``WMAPDecoder(weights="n_samples")``,
 the fixed weights the paper used on its larger data sets) are timed on the same
 outputs.
@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+from lib import common as C  # noqa: E402
+from lib import workloads as W  # noqa: E402
 
 BASELINES = [
     ("GBTM", "BradleyTerryDecoder", {}),
@@ -91,7 +92,7 @@ def main():
     rounds = 3 if args.quick else args.decode_repeat
     C.limit_blas(args)
     info = C.machine()
-    data = C.letter_workload(args)
+    data = W.letter_workload(args)
     Q, y, code, Q_te, y_te = data["Q"], data["y"], data["code"], data["Q_test"], data["y_test"]
     Q_te32 = Q_te.astype(np.float32)
 

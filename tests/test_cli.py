@@ -2,6 +2,7 @@ import csv
 import gzip
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_iris
 
@@ -65,6 +66,12 @@ def _read(path):
     return rows[0], np.array([r[0] for r in rows[1:]]), np.array([r[1:] for r in rows[1:]], float)
 
 
+def _classifier(path):
+    """The ConvexAggregationClassifier of a model file `convexagg fit` saved (the
+    pipeline's last step, after the preprocessing)."""
+    return cio.load(path)["model"][-1]
+
+
 def _fails(capsys, argv, *fragments):
     assert main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -87,8 +94,9 @@ def test_fit_then_predict_round_trip(iris_csv, model_file, tmp_path, capsys):
     assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1)
     bundle = cio.load(model_file)
     assert bundle["features"] == FEATURES and bundle["target"] == "species"
-    np.testing.assert_array_equal(P, bundle["model"].predict_proba(load_iris().data))
-    np.testing.assert_array_equal(labels, bundle["model"].predict(load_iris().data))
+    X = pd.DataFrame(load_iris().data, columns=FEATURES)
+    np.testing.assert_array_equal(P, bundle["model"].predict_proba(X))
+    np.testing.assert_array_equal(labels, bundle["model"].predict(X))
     assert (P.argmax(axis=1) == load_iris().target).mean() > 0.9
     # to standard output, columns in another order and without the target: same numbers
     shuffled = _write(
@@ -120,11 +128,11 @@ def test_integer_labels_options_and_gzip(iris_csv, tmp_path):
     out = tmp_path / "m.skops"
     argv = ["fit", str(train), "--target", "label", "--out", str(out), "--code", "ovr"]
     assert main([*argv, "--alpha", "1e-3", "--cv", "3"]) == 0
-    model = cio.load(out)["model"]
+    model = _classifier(out)
     assert model.classes_.tolist() == [0, 1, 2] and model.alpha == 1e-3 and model.cv == 3
-    assert main([*argv, "--cv", "in_sample"]) == 0 and cio.load(out)["model"].cv == "in_sample"
-    assert main([*argv, "--cv", "None"]) == 0 and cio.load(out)["model"].cv == "in_sample"
-    assert main(argv) == 0 and cio.load(out)["model"].cv == 5  # the library's default
+    assert main([*argv, "--cv", "in_sample"]) == 0 and _classifier(out).cv == "in_sample"
+    assert main([*argv, "--cv", "None"]) == 0 and _classifier(out).cv == "in_sample"
+    assert main(argv) == 0 and _classifier(out).cv == 5  # the library's default
 
 
 def test_options_not_given_are_the_estimators_defaults(iris_csv, tmp_path, capsys):
@@ -136,19 +144,19 @@ def test_options_not_given_are_the_estimators_defaults(iris_csv, tmp_path, capsy
     out = tmp_path / "m.skops"
     argv = ["fit", str(iris_csv), "--target", "species", "--out", str(out), "--holdout", "0"]
     assert main(argv) == 0
-    model = cio.load(out)["model"]
+    model = _classifier(out)
     for name in ("code", "alpha", "loss", "entry_weight_shrinkage", "zero_entry_penalty", "cv"):
         assert getattr(model, name) == defaults[name].default, name
     assert model.decoder_.entry_weight_shrinkage == 0.01  # "auto" (L2 penalty): 2 / 150 rows
     # the paper's model: one weight per binary classifier
     assert main([*argv, "--entry-weight-shrinkage", "none"]) == 0
-    model = cio.load(out)["model"]
+    model = _classifier(out)
     assert model.entry_weight_shrinkage is None and model.decoder_.entry_weight_shrinkage is None
     assert main([*argv, "--entry-weight-shrinkage", "0.5"]) == 0
-    assert cio.load(out)["model"].decoder_.entry_weight_shrinkage == 0.5
+    assert _classifier(out).decoder_.entry_weight_shrinkage == 0.5
     # several values: the estimator chooses among them
     assert main([*argv, "--entry-weight-shrinkage", "0.05,0.01"]) == 0
-    model = cio.load(out)["model"]
+    model = _classifier(out)
     assert model.entry_weight_shrinkage == [0.05, 0.01]
     assert model.entry_weight_shrinkage_ in (0.05, 0.01)
     capsys.readouterr()
@@ -164,17 +172,17 @@ def test_zero_entry_penalty_option(iris_csv, tmp_path, capsys):
     out = tmp_path / "m.skops"
     argv = ["fit", str(iris_csv), "--target", "species", "--out", str(out), "--holdout", "0"]
     assert main([*argv, "--zero-entry-penalty", "auto"]) == 0
-    model = cio.load(out)["model"]
+    model = _classifier(out)
     assert model.zero_entry_penalty == "auto"
     # one of ZERO_ENTRY_PRIORS over n = 150 rows
     assert round(model.decoder_.zero_entry_penalty * 150, 9) in ZERO_ENTRY_PRIORS
     assert np.any(model.zero_entry_weights_ != 0)
     assert main([*argv, "--zero-entry-penalty", "0.5"]) == 0
-    assert cio.load(out)["model"].decoder_.zero_entry_penalty == 0.5
+    assert _classifier(out).decoder_.zero_entry_penalty == 0.5
     assert main([*argv, "--zero-entry-penalty", "none"]) == 0
-    assert cio.load(out)["model"].zero_entry_penalty is None
+    assert _classifier(out).zero_entry_penalty is None
     assert main([*argv, "--zero-entry-penalty", "1,0.1"]) == 0
-    model = cio.load(out)["model"]
+    model = _classifier(out)
     assert model.zero_entry_penalty == [1.0, 0.1] and model.zero_entry_penalty_ in (1.0, 0.1)
     assert model.zero_entry_penalty_scores_.shape == (2,)
     capsys.readouterr()
@@ -270,17 +278,18 @@ def test_columns_differ_from_training(model_file, tmp_path, capsys):
     ],
 )
 def test_non_numeric_features(tmp_path, capsys, cell, message):
+    """A text among numbers or an infinite value is an error; a missing value is
+    imputed, and an error only without preprocessing."""
     rows = [[*map(repr, x), str(t)] for x, t in zip(load_iris().data.tolist(), load_iris().target)]
     rows[4][1] = cell
     train = _write(tmp_path / "bad.csv", [*FEATURES, "label"], rows)
     out = tmp_path / "m.skops"
-    _fails(
-        capsys,
-        ["fit", str(train), "--target", "label", "--out", str(out)],
-        message,
-        "line 6",
-        "'sepal width'",
-    )
+    argv = ["fit", str(train), "--target", "label", "--out", str(out)]
+    if message.startswith("missing value"):
+        assert main([*argv, "--holdout", "0", "--cv", "3"]) == 0
+        out.unlink()
+        argv.append("--no-preprocess")
+    _fails(capsys, argv, message, "line 6", "'sepal width'")
     assert not out.exists()
 
 

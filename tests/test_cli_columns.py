@@ -135,9 +135,15 @@ def test_drop_and_features_exclude_each_other(iris_frame, tmp_path):
 
 
 def test_a_text_column_suggests_leaving_it_out(iris_frame, tmp_path, capsys):
+    """An identifier left among the features is not one-hot encoded: one error line with
+    the ways out (without preprocessing: it is not a number)."""
     train = tmp_path / "train.csv"
     iris_frame.drop(columns="note").to_csv(train, index=False)
-    status = main(["fit", str(train), "--target", "species", "--out", str(tmp_path / "m")])
+    argv = ["fit", str(train), "--target", "species", "--out", str(tmp_path / "m")]
+    status = main(argv)
+    err = capsys.readouterr().err
+    _one_error(status, err, "column 'id': 150 distinct texts in 150 rows", "--id id", "--drop id")
+    status = main([*argv, "--no-preprocess"])
     _one_error(status, capsys.readouterr().err, "'W0000' is not a number", "--id COLUMN")
 
 

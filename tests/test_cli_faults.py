@@ -87,7 +87,7 @@ def test_a_crafted_bundle_is_one_error_line(files, tmp_path, capsys, change, mes
 
 def test_a_stripped_estimator_is_one_error_line(files, tmp_path, capsys):
     bundle = _bundle(files)
-    del bundle["model"].decoder_  # fitted attributes removed, classes_ kept
+    del bundle["model"][-1].decoder_  # the classifier's fitted attributes removed, classes_ kept
     crafted = tmp_path / "stripped.skops"
     cio.save(bundle, crafted)
     _one_error(capsys, ["predict", crafted, files["rows"]], "its model cannot predict")

@@ -55,6 +55,7 @@ PUBLIC_MODULES = [
     "convexagg.decoders.formulations",
     "convexagg.display",
     "convexagg.estimator",
+    "convexagg.export",
     "convexagg.io",
     "convexagg.losses",
     "convexagg.metrics",

@@ -2,7 +2,7 @@
 
     python docs/scripts/quality_figure.py
 
-reads ``benchmarks/results/quality/records/<data set>/rep<k>/<method>.json`` (written by
+reads ``benchmarks/results/quality/records/<method>.json`` (written by
 ``benchmarks/bench_quality.py``; nothing is rerun), draws
 ``docs/_static/quality_logloss.png`` -- each calibration method's test log-loss on
 every data set, as a multiple of the lowest one on that data set, the mean over the
@@ -40,9 +40,10 @@ METHODS = {
 def load(records=RECORDS):
     """``{score: {method: {data set: mean over splits}}}`` for log-loss and Brier."""
     values = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    for path in sorted(records.glob("*/rep*/*.json")):
-        record = json.loads(path.read_text())
-        if record["method"] in METHODS:
+    for path in sorted(records.glob("*.json")):
+        for record in json.loads(path.read_text()):
+            if record["method"] not in METHODS:
+                continue
             for score in ("log_loss", "brier"):
                 values[score][record["method"]][record["dataset"]].append(record[score])
     return {

@@ -5,7 +5,7 @@ on, moving arrays between it and the host, and the checks of what the
 array-API path can do. Only :func:`array_namespace` decides that a path is
 taken: with ``sklearn.set_config(array_api_dispatch=True)`` and an input that
 is not a NumPy array; without dispatch every input goes through ``np.asarray``
-as before (a CPU tensor converts, a GPU array raises NumPy's error).
+(a CPU tensor converts, a GPU array raises NumPy's error).
 
 scikit-learn's helpers (``sklearn.utils._array_api``) find the namespace and
 move arrays, as scikit-learn's own estimators do; they are used here only.
@@ -131,7 +131,7 @@ def array_namespace(Q):
     if Q is None or isinstance(Q, (np.ndarray, list, tuple, str)) or is_dask_array(Q):
         return None
     if not hasattr(Q, "shape") or not hasattr(Q, "dtype"):
-        return None  # a DataFrame or other container: converted to NumPy as before
+        return None  # a DataFrame or other container: converted to NumPy as usual
     xp, compliant, device = get_namespace_and_device(Q)
     if not compliant or xp.__name__.split(".")[-1] == "numpy":
         return None

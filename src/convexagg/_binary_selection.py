@@ -11,15 +11,13 @@ candidate and says nothing about the probabilities, while the log-loss on
 out-of-fold outputs is the quantity the defaults are chosen on. The
 aggregation sees those outputs in sample, as ``fit`` does: the binaries are
 scored out of sample, the few weights in sample. With many weights (many
-classes, one-vs-one) that is optimistic, more so for confident binaries; the
-alternative tried, each fold scored by the aggregation fitted on the other
-folds, was as far off the other way (its aggregation has a third fewer rows)
-at several decoder fits more per candidate. Measured (QUALITY.md, "Settling
-the default"): on small sets the in-sample score keeps falling with ``C`` and
-picks the largest (glass: a worse test log-loss at ``C=10`` than at ``C=1``);
-choosing ``C`` and ``alpha`` by ``ConvexAggregationClassifierCV``'s
-cross-validated log-loss per ``C`` does better there (glass, one-vs-one and
-rest: 0.906 against 0.952) at a higher fit time.
+classes, one-vs-one) that is optimistic, more so for confident binaries; each
+fold scored by the aggregation fitted on the other folds is as far off the other
+way (its aggregation has a third fewer rows), at several decoder fits more per
+candidate. On small sets the in-sample score keeps falling with ``C`` and picks
+the largest, where choosing ``C`` and ``alpha`` by
+``ConvexAggregationClassifierCV``'s cross-validated log-loss per ``C`` does
+better, at a higher fit time (measured in QUALITY.md).
 """
 
 from __future__ import annotations

@@ -14,16 +14,13 @@ fitted in the order given, each fit warm-started from the previous value's
 solution, on losses computed once. The chosen value's fits also give every row's
 probabilities from weights not fitted on it (the estimator's ``oof_proba_``).
 
-Measured (``benchmarks/scan_shrinkage_choice.py``; QUALITY.md, "Choosing the
-shrinkage"): the fourth switch's decoder (0.01) refitted on its own training outputs
-over the 23 Kull sets with 0.01, 0.003, 0.001: the 3-fold choice changes the test
-log-loss by -2.2 % on average, better by more than 1 % on 11 sets and worse on none,
-where a fixed 0.001 is worse on 2 (ecoli +14.7 %, glass +7.0 %); 5 folds did no better
-(-2.1 %, ecoli +4.8 %). Computing the losses once and warm-starting each value's fit
-took the choice from 0.108 s (every fit cold, its losses anew) to 0.054 s (median).
+On the Kull et al. suite the 3-fold choice among 0.01, 0.003 and 0.001 lowers the
+test log-loss on average and is worse on no set, where a fixed value is worse on some,
+and 5 folds do no better (QUALITY.md, "Choosing the shrinkage"); the shrinkage's
 "auto" (2 / n within [0.001, 0.01]) follows the same pattern at no cost, with less
-gain (QUALITY.md, "The fifth switch"). The zero entries' choice: QUALITY.md,
-"Choosing the zero entries' strength".
+gain (QUALITY.md, "What the defaults are, and why"). The zero entries' choice:
+QUALITY.md, "Choosing the zero entries' strength". Computing the losses once and
+warm-starting each value's fit keep the extra fits cheap.
 """
 
 from __future__ import annotations
@@ -153,9 +150,8 @@ def select_penalty(
     last = [None] * len(splits)  # each fold's fit of the value before
     solutions = []  # per value, each fold's weights
     # value after value, each fold's rows taken anew rather than kept: one fold's losses
-    # held at a time, not a second copy of all of them (the takes cost little: letter's
-    # 18,000 x 325 outputs, three shrinkages, 2.89 / 3.07 s against 2.75 / 2.97 s with each
-    # fold's taken once, the same scores)
+    # held at a time, not a second copy of all of them, for takes that cost little next
+    # to the fits
     for j, penalty in enumerate(penalties):
         score, fold_solutions = 0.0, []
         for f, (train, test) in enumerate(splits):

@@ -1021,7 +1021,7 @@ def starts_folds_warm(estimator):
     where the solver stops within its ``tol`` (a learner whose ``warm_start`` adds
     trees or epochs would change its model). The folds share most of their rows, so
     the previous fold's coefficients are close. On letter's five folds
-    (``benchmarks/time_fold_chain.py``): 19.2 -> 11.8 L-BFGS iterations per one-vs-one
+    (``benchmarks/studies/time_fold_chain.py``): 19.2 -> 11.8 L-BFGS iterations per one-vs-one
     binary, 20.8 -> 11.5 per one-vs-rest one, the fold binaries 0.71x and 0.65x the
     time, the outputs as far from the optimum as the independent fits'.
 

@@ -6,23 +6,33 @@
     convexagg reproduce [--datasets ...] [--data-dir DIR] [--out DIR]   (the paper's tables)
     convexagg figures [--data-dir DIR] [--out DIR]                       (the paper's figures)
     convexagg fit TRAIN.csv --target COLUMN [--id COLUMN] [--drop COL,COL | --features COL,COL]
+                  [--categorical COL,COL] [--no-preprocess]
                   [--code CODE] [--entry-weight-shrinkage S[,S...]|none]
                   [--zero-entry-penalty C|auto] --out MODEL.skops [-v]
     convexagg predict MODEL.skops DATA.csv [--out PRED.csv] [--id COLUMN]
     convexagg --version                                (also: python -m convexagg ...)
 
-``fit`` trains a :class:`~convexagg.ConvexAggregationClassifier` (binary
-learner: scaling and logistic regression) on the feature columns of
-``TRAIN.csv`` -- every column but the target, the ``--id`` and the ``--drop``
-columns, or the ``--features`` -- and saves it with :func:`convexagg.io.save`,
-together with the feature names, the target's name, the id columns and the
+``fit`` trains a model on the feature columns of ``TRAIN.csv`` -- every column
+but the target, the ``--id`` and the ``--drop`` columns, or the ``--features``
+-- and saves it with :func:`convexagg.io.save`, together with the feature
+names, which of them are categories, the target's name, the id columns and the
 other columns it left out; it reports a held-out estimate (accuracy and
 log-loss of a model fitted without ``--holdout`` of the rows) before refitting
-on all rows. The options that set an estimator parameter (``--code``, ``--alpha``,
-``--loss``, ``--entry-weight-shrinkage``, ``--zero-entry-penalty``, ``--cv``) take the
-estimator's default when not given. ``-v`` prints a line per stage on standard error (with the
-estimator's own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels
-go through :func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
+on all rows. The model is a scikit-learn ``Pipeline``: a preprocessing step
+(numbers scaled by their largest magnitude, missing ones imputed with the mean
+and flagged; text columns one-hot encoded, a category unseen in training
+encoded as none; ``--no-preprocess``: the scaling alone, every feature a
+number in every row) and a :class:`~convexagg.ConvexAggregationClassifier`
+whose binary learner is ``StandardScaler`` + ``LogisticRegression``. A column
+is a category when ``--categorical`` names it or when at most half of its
+values are numbers; a column of numbers with a few texts, or a text column
+with more distinct values than 20 and than half the rows (an identifier), is
+an error that names the way out. The options that set an estimator parameter
+(``--code``, ``--alpha``, ``--loss``, ``--entry-weight-shrinkage``,
+``--zero-entry-penalty``, ``--cv``) take the estimator's default when not
+given. ``-v`` prints a line per stage on standard error (with the estimator's
+own ``verbose`` lines; ``-vv`` passes ``verbose=2``). Target labels go through
+:func:`convexagg.io.parse_labels` and the estimators' own checks: a continuous
 target or a missing label is refused. ``predict`` writes, for every row of
 ``DATA.csv``, the ``--id`` columns, the predicted label (``prediction``) and the
 class probabilities (``proba_<class>``, ``%.6g`` unless ``--float-format``), as
@@ -30,7 +40,9 @@ CSV to standard output unless ``--out`` names a file (``-`` is standard
 output); ``DATA.csv`` must have the training features, matched by name in any
 order, and may also have the target and the columns ``fit`` left out, which are
 ignored (the training ``--id`` columns are copied). A model saved from Python
-that records no feature names is applied by position, with a warning.
+that records feature names gets the file's columns as they are (numbers, texts,
+missing values as NaN); one that records none is applied by position, with a
+warning.
 
 Input files must be regular files (not a device or a pipe) of text, at most
 :data:`convexagg.io.MAX_CSV_BYTES`; they may be gzip-compressed (recognised by
@@ -39,7 +51,7 @@ vertical bar) unless ``--sep`` gives it, and ``--decimal ,`` reads
 decimal-comma numbers. An output is never an input, a directory or a device
 node replaced by a file (:mod:`convexagg.io`).
 
-User errors (a missing file or column, a non-numeric feature, a bad target,
+User errors (a missing file or column, a text among numbers, a bad target,
 columns that differ from training, an untrusted or crafted model file, an
 unknown data set or method, an invalid number, a missing optional dependency)
 end with a one-line ``convexagg: error: ...`` on standard error and exit status
@@ -49,7 +61,8 @@ status 128 + the signal's number. Nothing is written on failure or
 interruption: outputs are written atomically once everything has succeeded.
 
 The heavy modules (NumPy, pandas, scikit-learn, skops, the estimators) are
-imported inside the commands, so ``convexagg --help`` starts at once. The
+imported inside the commands, so ``convexagg --help`` starts at once; ``fit
+--help`` reads the estimator's defaults from its source. The
 paper's commands (``demo``, ``reproduce``, ``figures``) live with the
 experiments they run, in :mod:`convexagg.experiments.commands`; this module
 holds ``fit`` and ``predict`` and dispatches.
@@ -59,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import math
 import re
 import signal
@@ -66,16 +80,18 @@ import sys
 import threading
 import time
 import warnings
+from typing import NamedTuple
 
 from ._arguments import at_least, csv_list
-from ._optional import MissingDependencyError
+from ._optional import MissingDependencyError, require
 from ._utils import Reporter
 from .experiments import commands
 
-# the bundle `convexagg fit` saves: the model plus what predict needs to read a CSV
-# (/1, written by 0.2, had no "ids" and "ignored"; it is still read)
-BUNDLE_FORMAT = "convexagg-cli-model/2"
-_BUNDLE_FORMATS = (BUNDLE_FORMAT, "convexagg-cli-model/1")
+# the bundle `convexagg fit` saves: the model plus what predict needs to read a CSV;
+# /1 has no "ids" and "ignored", /1 and /2 no "preprocess" and "categorical" (all
+# features numbers, none missing): they are read too
+BUNDLE_FORMAT = "convexagg-cli-model/3"
+_BUNDLE_FORMATS = (BUNDLE_FORMAT, "convexagg-cli-model/2", "convexagg-cli-model/1")
 
 
 def _flat(groups):
@@ -85,12 +101,14 @@ def _flat(groups):
 
 class _CodeNames:
     """``--code``'s choices, read from :mod:`convexagg.codes` only when argparse
-    needs them (``fit --help``, checking a value), not for ``convexagg --help``."""
+    needs them (``fit --help``: from its source, :func:`_source_values`; checking a
+    value), not for ``convexagg --help``."""
 
     def _names(self):
-        from .codes import CODE_NAMES
-
-        return CODE_NAMES
+        names = _source_values("convexagg.codes", {"CODE_NAMES"}).get("CODE_NAMES")
+        if names is None:  # not a literal in the source: from the module
+            from .codes import CODE_NAMES as names
+        return names
 
     def __iter__(self):
         return iter(self._names())
@@ -118,32 +136,113 @@ _ESTIMATOR_OPTIONS = (
 )
 
 
+# the estimator's constants `fit --help` quotes beside the defaults
+_HELP_CONSTANTS = (
+    "DEFAULT_ENTRY_WEIGHT_PRIOR",
+    "ENTRY_WEIGHT_SHRINKAGE_RANGE",
+    "ZERO_ENTRY_AUTO_MAX_ROWS",
+    "ZERO_ENTRY_AUTO_MAX_WEIGHTS",
+    "ZERO_ENTRY_PRIORS",
+)
+
+
+def _source_values(module, wanted, depth=0):
+    """``{name: value}`` of the module-level literals of ``module`` (a convexagg module
+    name) among ``wanted``, read from its source without importing it (scikit-learn
+    would cost seconds): ``NAME = literal``, and names it imports from another
+    convexagg module, read there. Names not found that way are left out."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or depth > 2:
+        return {}
+    with open(spec.origin, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    found, imported = {}, {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            name = getattr(node.targets[0], "id", None)
+            if name in wanted:
+                with contextlib.suppress(ValueError, TypeError, SyntaxError, MemoryError):
+                    found[name] = ast.literal_eval(node.value)
+        elif isinstance(node, ast.ImportFrom) and node.level and node.module:
+            source = importlib.util.resolve_name("." * node.level + node.module, spec.parent)
+            for alias in node.names:
+                if (alias.asname or alias.name) in wanted and alias.name != "*":
+                    imported.setdefault(source, []).append(alias.name)
+        elif isinstance(node, ast.ClassDef) and node.name in wanted:
+            found[node.name] = node  # a class: its __init__'s defaults are read by the caller
+    for source, names in imported.items():
+        found.update(_source_values(source, set(names), depth + 1))
+    return found
+
+
+def _init_defaults(cls):
+    """``{parameter: default}`` of a class's own ``__init__`` (an ``ast.ClassDef``),
+    the literal ones; None when it has none of its own."""
+    import ast
+
+    init = next((n for n in cls.body if getattr(n, "name", None) == "__init__"), None)
+    if init is None:
+        return None
+    args = init.args
+    pairs = list(zip(args.args[len(args.args) - len(args.defaults) :], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    defaults = {}
+    for arg, node in pairs:
+        with contextlib.suppress(ValueError, TypeError, SyntaxError, MemoryError):
+            defaults[arg.arg] = ast.literal_eval(node)
+    return defaults
+
+
+@functools.lru_cache(maxsize=1)
+def _estimator_help_values():
+    """The defaults of ``fit``'s estimator options and the constants its help quotes.
+
+    Read from the source of :mod:`convexagg.estimator` (so that ``fit --help`` does
+    not import scikit-learn), or, where the source does not state one as a literal,
+    from the imported estimator.
+
+    Returns
+    -------
+    values : dict
+        ``{option or constant name: value}`` for ``_ESTIMATOR_OPTIONS`` and
+        ``_HELP_CONSTANTS``.
+    """
+    found = _source_values("convexagg.estimator", {"ConvexAggregationClassifier", *_HELP_CONSTANTS})
+    cls = found.pop("ConvexAggregationClassifier", None)
+    defaults = _init_defaults(cls) if cls is not None else None
+    values = {**found, **(defaults or {})}
+    if all(name in values for name in (*_ESTIMATOR_OPTIONS, *_HELP_CONSTANTS)):
+        return values
+    from inspect import signature
+
+    from . import estimator
+
+    parameters = signature(estimator.ConvexAggregationClassifier).parameters
+    values = {name: parameters[name].default for name in _ESTIMATOR_OPTIONS}
+    return {**values, **{name: getattr(estimator, name) for name in _HELP_CONSTANTS}}
+
+
 class _FitHelp(argparse.HelpFormatter):
     """``fit --help``: the estimator's default after each option of ``_ESTIMATOR_OPTIONS``
-    (the estimator is imported only for that help, not for ``convexagg --help``)."""
+    (read by :func:`_estimator_help_values`, for that help only)."""
 
     def _get_help_string(self, action):
         text = super()._get_help_string(action)
         if action.dest not in _ESTIMATOR_OPTIONS:
             return text
-        from inspect import signature
-
-        from .estimator import (
-            DEFAULT_ENTRY_WEIGHT_PRIOR,
-            ENTRY_WEIGHT_SHRINKAGE_RANGE,
-            ZERO_ENTRY_AUTO_MAX_ROWS,
-            ZERO_ENTRY_AUTO_MAX_WEIGHTS,
-            ZERO_ENTRY_PRIORS,
-            ConvexAggregationClassifier,
-        )
-
-        default = signature(ConvexAggregationClassifier).parameters[action.dest].default
+        values = _estimator_help_values()
+        default = values[action.dest]
         if action.dest == "entry_weight_shrinkage":
-            low, high = ENTRY_WEIGHT_SHRINKAGE_RANGE
-            default = f"{default}: {DEFAULT_ENTRY_WEIGHT_PRIOR:g}/n within [{low:g}, {high:g}]"
-        text = text.replace("{priors}", "/n, ".join(f"{c:g}" for c in ZERO_ENTRY_PRIORS) + "/n")
-        text = text.replace("{max_weights}", f"{ZERO_ENTRY_AUTO_MAX_WEIGHTS:,}")
-        text = text.replace("{max_rows}", f"{ZERO_ENTRY_AUTO_MAX_ROWS:,}")
+            low, high = values["ENTRY_WEIGHT_SHRINKAGE_RANGE"]
+            prior = values["DEFAULT_ENTRY_WEIGHT_PRIOR"]
+            default = f"{default}: {prior:g}/n within [{low:g}, {high:g}]"
+        priors = values["ZERO_ENTRY_PRIORS"]
+        text = text.replace("{priors}", "/n, ".join(f"{c:g}" for c in priors) + "/n")
+        text = text.replace("{max_weights}", f"{values['ZERO_ENTRY_AUTO_MAX_WEIGHTS']:,}")
+        text = text.replace("{max_rows}", f"{values['ZERO_ENTRY_AUTO_MAX_ROWS']:,}")
         return f"{text} (default {default}, the estimator's)"
 
 
@@ -227,12 +326,14 @@ def build_parser():
         formatter_class=_FitHelp,
         help="fit a model on a CSV file and save it (skops)",
         description=(
-            "Fit a ConvexAggregationClassifier whose binary learner is MaxAbsScaler + "
-            "StandardScaler + LogisticRegression(max_iter=1000), one per column of the code, "
-            "on the feature columns of TRAIN.csv (every column but the target, --id and "
-            "--drop, or the --features), report a held-out estimate, refit on every row and "
-            "save the model with its column names: `convexagg predict` matches the columns "
-            "by name."
+            "Fit a model on the feature columns of TRAIN.csv (every column but the target, "
+            "--id and --drop, or the --features), report a held-out estimate, refit on every "
+            "row and save the model with its column names: `convexagg predict` matches the "
+            "columns by name. The model is a scikit-learn Pipeline: a preprocessing step "
+            "(numeric columns: MaxAbsScaler, then SimpleImputer of missing values with "
+            "missing-value indicators; text columns: OneHotEncoder, categories unseen in "
+            "training ignored) and a ConvexAggregationClassifier whose binary learner is "
+            "StandardScaler + LogisticRegression(max_iter=1000), one per column of the code."
         ),
     )
     fit.add_argument("train", metavar="TRAIN.csv", help="training data with a header row")
@@ -315,6 +416,22 @@ def build_parser():
         "(or 'none'): the binaries' outputs on their own training rows (the paper's protocol)",
     )
     fit.add_argument(
+        "--categorical",
+        action="append",
+        type=csv_list,
+        default=[],
+        metavar="COL[,COL]",
+        help="feature columns to one-hot encode although they hold numbers (codes) or many "
+        "distinct texts (repeatable); other text columns are encoded anyway",
+    )
+    fit.add_argument(
+        "--no-preprocess",
+        dest="preprocess",
+        action="store_false",
+        help="no encoding of text columns and no imputation: every feature must be a number "
+        "in every row (the preprocessing step is MaxAbsScaler alone)",
+    )
+    fit.add_argument(
         "--holdout",
         type=float,
         default=0.2,
@@ -367,6 +484,31 @@ def build_parser():
     )
     _add_csv_options(predict)
 
+    export = sub.add_parser(
+        "export",
+        help="export a fitted model to ONNX, for onnxruntime (needs convexagg[onnx])",
+        description=(
+            "Write MODEL.skops (saved by `convexagg fit` or convexagg.io.save) as an ONNX "
+            "graph that onnxruntime runs without Python: one input X (n_rows x n_features, "
+            "the features in training order, recorded in the file's feature_names "
+            "metadata), outputs label and probabilities (columns in the order of the classes)."
+        ),
+    )
+    export.add_argument("model", metavar="MODEL.skops", help="a fitted model (skops file)")
+    export.add_argument("--out", required=True, metavar="MODEL.onnx", help="the ONNX file")
+    export.add_argument(
+        "--dtype",
+        choices=("auto", "float64", "float32"),
+        default="auto",
+        help="the input type: float64 unless a binary's converter needs float32 (auto)",
+    )
+    export.add_argument(
+        "--zipmap",
+        action="store_true",
+        help="probabilities as one {class: probability} map per row (skl2onnx's default) "
+        "instead of one (n_rows x n_classes) tensor",
+    )
+
     commands.add_paper_parsers(sub)
     return parser
 
@@ -414,21 +556,57 @@ def _matrix(frame, columns):
     return np.ascontiguousarray(frame[columns].to_numpy(dtype=np.float64))
 
 
-def _make_model(args):
-    from sklearn.linear_model import LogisticRegression
+def _feature_frame(frame, features, categorical):
+    """The feature columns as a DataFrame, the numbers of an all-numeric table as one
+    C-ordered float64 block (:func:`_matrix`), text columns as they were read."""
+    import pandas as pd
+
+    if categorical:
+        return frame[features]
+    return pd.DataFrame(_matrix(frame, features), columns=features)
+
+
+def _preprocessing(preprocess, numeric, categorical):
+    """The model's first step: what the binaries see of the CSV's feature columns."""
+    from sklearn.preprocessing import MaxAbsScaler
+
+    # MaxAbsScaler before anything that sums: standardising or averaging finite values
+    # near 1e307 overflows, which scikit-learn then reports as "Input X contains NaN"
+    if not preprocess:
+        return MaxAbsScaler()
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import MaxAbsScaler, StandardScaler
+    from sklearn.preprocessing import OneHotEncoder
+
+    parts = []
+    if numeric:
+        # MaxAbsScaler keeps NaN; the indicators let the binaries weigh a missing value
+        impute = SimpleImputer(add_indicator=True, keep_empty_features=True)
+        parts.append(("numbers", make_pipeline(MaxAbsScaler(), impute), numeric))
+    if categorical:
+        # dense: the binaries' StandardScaler centres, which a sparse matrix cannot take
+        encode = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+        parts.append(("categories", encode, categorical))
+    return ColumnTransformer(parts, sparse_threshold=0.0)
+
+
+def _make_model(args, numeric, categorical):
+    """``Pipeline([("preprocess", ...), ("classifier", ConvexAggregationClassifier)])``."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline, make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
     from .estimator import ConvexAggregationClassifier
 
-    # MaxAbsScaler first: standardising finite values near 1e307 overflows (sums and
-    # squares), which scikit-learn then reports as "Input X contains NaN".
-    binary = make_pipeline(MaxAbsScaler(), StandardScaler(), LogisticRegression(max_iter=1000))
+    binary = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     # the options not given are absent: the estimator's defaults apply
     given = {name: getattr(args, name) for name in _ESTIMATOR_OPTIONS if hasattr(args, name)}
-    return ConvexAggregationClassifier(
+    classifier = ConvexAggregationClassifier(
         binary, **given, random_state=args.random_state, verbose=args.verbose
     )
+    steps = [("preprocess", _preprocessing(args.preprocess, numeric, categorical))]
+    return Pipeline([*steps, ("classifier", classifier)])
 
 
 def _holdout_estimate(model, X, y, fraction, random_state, log):
@@ -505,6 +683,63 @@ def _select_columns(args, table):
     return features, ids, ignored
 
 
+# a text column with more distinct values than this and than half the rows is taken
+# for an identifier or free text, not categories (--categorical encodes it anyway)
+_MANY_CATEGORIES = 20
+
+
+def _feature_kinds(args, table, features):
+    """``(numeric, categorical)``: the feature columns read as numbers and as categories.
+
+    With preprocessing, a column is categorical if ``--categorical`` names it or if
+    at most half of its values are numbers; a column of numbers but for a few texts
+    (a typo?) or of decimal-comma numbers read with ``.`` is an error naming the
+    first such field.
+    """
+    chosen = _flat(args.categorical)
+    for name in chosen:
+        if name not in features:
+            raise ValueError(
+                f"--categorical {name!r} is not a feature column of {args.train}; its "
+                f"features are {features}."
+            )
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"--categorical names {chosen[0]!r} twice.")
+    if not args.preprocess:
+        if chosen:
+            raise ValueError("--categorical needs the preprocessing --no-preprocess turns off.")
+        return features, []
+    others = [f for f in features if f not in chosen]
+    shares = dict(zip(others, table.number_shares(others)))
+    texts = [f for f in others if shares[f] <= 0.5]
+    unsure = [f for f in others if 0.5 < shares[f] < 1]
+    if table.decimal == ".":  # numbers with a decimal comma
+        unsure += [f for f, s in zip(texts, table.number_shares(texts, decimal=",")) if s == 1]
+    if unsure:  # raises at the first text among numbers, naming it
+        table.read(
+            numeric=unsure,
+            missing=True,
+            hint=" If the column holds categories, encode it as such: --categorical COLUMN.",
+        )
+    categorical = [f for f in features if f in chosen or f in texts or f in unsure]
+    return [f for f in features if f not in categorical], categorical
+
+
+def _check_categories(args, frame, categorical):
+    """Refuse a text column that looks like an identifier or free text (its one-hot
+    columns would be as many as its rows, and unseen at predict time)."""
+    chosen, n = set(_flat(args.categorical)), len(frame)
+    for column in categorical:
+        distinct = int(frame[column].nunique(dropna=True))
+        if column not in chosen and distinct > max(_MANY_CATEGORIES, n / 2):
+            raise ValueError(
+                f"{args.train}, column {column!r}: {distinct} distinct texts in {n} rows, an "
+                "identifier or free text rather than categories; leave it out (--id "
+                f"{column}: predict copies it, or --drop {column}) or encode it anyway "
+                f"(--categorical {column})."
+            )
+
+
 def _fit(args):
     from .io import CSVFile, check_output_path, parse_labels, save
 
@@ -522,21 +757,34 @@ def _fit(args):
             f"{table.separator_hint()}."
         )
     features, ids, ignored = _select_columns(args, table)
-    frame = table.read(
-        numeric=features,
-        hint=" If the column is not a feature, leave it out: --id COLUMN (an identifier, "
-        "copied by predict) or --drop COLUMN.",
+    numeric, categorical = _feature_kinds(args, table, features)
+    hint = (
+        " If the column is not a feature, leave it out: --id COLUMN (an identifier, "
+        "copied by predict) or --drop COLUMN."
     )
-    X = _matrix(frame, features)
+    if not args.preprocess:
+        hint += " Without --no-preprocess, text columns are one-hot encoded."
+    frame = table.read(numeric=numeric, hint=hint, missing=args.preprocess, categorical=categorical)
+    _check_categories(args, frame, categorical)
     y = parse_labels(
         frame[args.target],
         name=f"{args.train}, column {args.target!r}",
         where=lambda i: table.where(i, args.target),
     )
-    left_out = f"; left out: {ids + ignored}" if ids or ignored else ""
-    log(f"read {args.train}: {X.shape[0]} rows, {X.shape[1]} features{left_out}")
-    model = _make_model(args)
-    model._validate_params()  # an invalid parameter fails before the held-out fit
+    if args.preprocess:
+        X = _feature_frame(frame, features, categorical)
+    else:
+        X = _matrix(frame, features)
+    n_missing = int(frame[numeric].isna().to_numpy().sum())
+    log(
+        f"read {args.train}: {X.shape[0]} rows, {X.shape[1]} features"
+        + (f"; one-hot encoded: {categorical}" if categorical else "")
+        + (f"; {n_missing} missing numbers, imputed" if n_missing else "")
+        + (f"; left out: {ids + ignored}" if ids or ignored else "")
+    )
+    model = _make_model(args, numeric, categorical)
+    classifier = model[-1]
+    classifier._validate_params()  # an invalid parameter fails before the held-out fit
     estimate = _holdout_estimate(model, X, y, args.holdout, args.random_state, log)
     log(f"{estimate}; fitting on all {X.shape[0]} rows")
     with log.quiet_stdout():
@@ -548,12 +796,16 @@ def _fit(args):
         "target": args.target,
         "ids": ids,
         "ignored": ignored,
+        "preprocess": args.preprocess,
+        "categorical": categorical,
     }
     log(f"fitted; saving {args.out}")
     save(bundle, args.out, inputs=[args.train])
+    kinds = f" ({len(categorical)} categorical)" if categorical else ""
     print(
-        f"fitted on {X.shape[0]} samples, {X.shape[1]} features, {model.classes_.size} classes "
-        f"({model.code}: {model.code_matrix_.shape[1]} binary classifiers); {estimate}; "
+        f"fitted on {X.shape[0]} samples, {X.shape[1]} features{kinds}, "
+        f"{classifier.classes_.size} classes ({classifier.code}: "
+        f"{classifier.code_matrix_.shape[1]} binary classifiers); {estimate}; "
         f"training accuracy {model.score(X, y):.3f}; saved {args.out}"
     )
     return 0
@@ -595,8 +847,17 @@ def _check_model(model, path, features):
         )
 
 
+class _Kinds(NamedTuple):
+    """How ``predict`` reads a model's feature columns."""
+
+    categorical: list  # read as text, missing values as NaN
+    missing: bool  # numbers may be missing (NaN)
+    inferred: bool  # categorical is what the file holds, not what the model says
+
+
 def _unbundle(obj, path):
-    """``(model, features or None, target or None, ids, ignored)`` from a loaded file."""
+    """``(model, features or None, target or None, ids, ignored, kinds)`` from a loaded
+    file; ``kinds`` None for a model saved from Python (read from the data)."""
     if isinstance(obj, dict):
         if obj.get("format") not in _BUNDLE_FORMATS:
             raise ValueError(
@@ -610,12 +871,20 @@ def _unbundle(obj, path):
             raise ValueError(f"{path} is damaged or crafted: its 'target' entry is not a name.")
         ids = _names(obj.get("ids"), "ids", path, optional=True)
         ignored = _names(obj.get("ignored"), "ignored", path, optional=True)
+        categorical = _names(obj.get("categorical"), "categorical", path, optional=True)
+        preprocess = obj.get("preprocess", False)  # absent before convexagg-cli-model/3
+        if not isinstance(preprocess, bool) or any(c not in features for c in categorical):
+            raise ValueError(
+                f"{path} is damaged or crafted: its 'preprocess' entry is not a bool or its "
+                "'categorical' columns are not features."
+            )
+        kinds = _Kinds(categorical, preprocess, inferred=False)
     else:  # a model saved from Python: its feature names, if it was fitted on a DataFrame
-        model, target, ids, ignored = obj, None, [], []
+        model, target, ids, ignored, kinds = obj, None, [], [], None
         names = getattr(obj, "feature_names_in_", None)
         features = None if names is None else [str(n) for n in names]
     _check_model(model, path, features)
-    return model, features, target, ids, ignored
+    return model, features, target, ids, ignored, kinds
 
 
 def _columns_to_copy(args, columns, bundle_ids, features, skipped):
@@ -702,17 +971,31 @@ def _predict(args):
     inputs = [args.model, args.data]
     if args.out != "-":
         check_output_path(args.out, inputs=inputs)
-    model, features, target, bundle_ids, ignored = _unbundle(load(args.model), args.model)
+    model, features, target, bundle_ids, ignored, kinds = _unbundle(load(args.model), args.model)
     table = CSVFile(args.data, sep=args.sep, decimal=args.decimal)
+    named = getattr(model, "feature_names_in_", None) is not None  # fitted on a DataFrame
     if features is None:
         features = _by_position(args, model, table.columns)
     skipped = set(ignored) | {target}
     copied = _columns_to_copy(args, table.columns, bundle_ids, features, skipped)
-    frame = table.read(numeric=features)
-    X = _matrix(frame, features)
-    if getattr(model, "feature_names_in_", None) is not None:  # fitted on a DataFrame
-        X = pd.DataFrame(X, columns=features)
-    P = _probabilities(model, X, args.model)
+    if kinds is None:  # from Python: with names, the columns as the file has them
+        kinds = _Kinds([], False, inferred=False)
+        if named:
+            shares = table.number_shares(features)
+            texts = [f for f, share in zip(features, shares) if share < 1]
+            kinds = _Kinds(texts, True, inferred=True)
+    numeric = [f for f in features if f not in kinds.categorical]
+    frame = table.read(numeric=numeric, missing=kinds.missing, categorical=kinds.categorical)
+    X = _feature_frame(frame, features, kinds.categorical) if named else _matrix(frame, features)
+    try:
+        P = _probabilities(model, X, args.model)
+    except ValueError as exc:
+        if not (kinds.inferred and kinds.categorical):
+            raise
+        raise ValueError(
+            f"{args.model} cannot predict from {args.data} ({_one_line(exc)}); its columns "
+            f"{kinds.categorical} hold text."
+        ) from None
     classes = [str(c) for c in model.classes_]
     out = pd.DataFrame({c: frame[c] for c in copied})
     out["prediction"] = np.array(classes, dtype=object)[P.argmax(axis=1)]
@@ -722,6 +1005,38 @@ def _predict(args):
     if clash:
         raise ValueError(f"the output would have two columns named {clash[0]!r}; rename it.")
     write_table(args.out, out, float_format=args.float_format, inputs=inputs)
+    return 0
+
+
+def _export(args):
+    import json
+
+    from sklearn.utils.validation import check_is_fitted
+
+    from .export import to_onnx
+    from .io import atomic_write, check_output_path, load
+
+    onnx = require("onnx", "'convexagg export'", "onnx")
+
+    check_output_path(args.out, inputs=[args.model])  # before the work, and again on writing
+    loaded = load(args.model)
+    if not isinstance(loaded, dict) and hasattr(loaded, "fit"):  # saved from Python
+        check_is_fitted(loaded)
+    model, features, target, _, _ = _unbundle(loaded, args.model)
+    onx = to_onnx(model, dtype=args.dtype, options={"zipmap": args.zipmap})
+    names = features or [f"x{j}" for j in range(model.n_features_in_)]
+    meta = {"feature_names": json.dumps(names), "target": json.dumps(target)}
+    for key, value in meta.items():
+        onx.metadata_props.add(key=key, value=value)
+    data = onx.SerializeToString()
+    with atomic_write(args.out, "wb", inputs=[args.model]) as f:
+        f.write(data)
+    double = onx.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.DOUBLE
+    print(
+        f"exported {type(model).__name__} ({model.classes_.size} classes, "
+        f"{model.n_features_in_} features, {'float64' if double else 'float32'} input) "
+        f"to {args.out}: {len(data)} bytes"
+    )
     return 0
 
 
@@ -742,7 +1057,7 @@ def _error_message(exc):
 
 
 # the library's commands here; the paper's with the experiments they run
-HANDLERS = {"fit": _fit, "predict": _predict, **commands.HANDLERS}
+HANDLERS = {"fit": _fit, "predict": _predict, "export": _export, **commands.HANDLERS}
 
 
 class _Signal(BaseException):
@@ -792,7 +1107,7 @@ def main(argv=None):
     """
     args = build_parser().parse_args(argv)
     handler = HANDLERS[args.command]
-    quiet = args.command in ("fit", "predict")  # their warnings: one line each, at the end
+    quiet = args.command in ("fit", "predict", "export")  # warnings: one line each, at the end
     error = None
     with warnings.catch_warnings(record=quiet) as caught:
         try:

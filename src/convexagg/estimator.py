@@ -60,9 +60,6 @@ from .validation import check_lengths, check_sample_weight, check_targets, encod
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 
-# ConvexAggregationClassifier's alpha; ConvexAggregationClassifierCV chooses its "auto"
-# penalties and lists at this alpha before its path (see its docstring)
-DEFAULT_ALPHA = 1e-3
 # entry_weight_shrinkage="auto" with penalty="l2": this prior over the number of rows the
 # weights are fitted on (a fixed prior on the summed log-likelihood), kept within
 # ENTRY_WEIGHT_SHRINKAGE_RANGE: small sets keep 0.01, large ones get 0.001 (QUALITY.md,
@@ -1399,7 +1396,7 @@ class ConvexAggregationClassifier(ConvexAggregationBase):
         estimator=None,
         *,
         code="ovo+ovr",
-        alpha=DEFAULT_ALPHA,
+        alpha=1e-3,
         loss="cross_entropy",
         penalty="l2",
         l1_ratio=None,
@@ -1475,3 +1472,9 @@ class ConvexAggregationClassifier(ConvexAggregationBase):
         self.best_binary_params_ = candidates[best]
         self.binary_grid_results_ = {"params": candidates, "log_loss": scores}
         return training
+
+
+#: ConvexAggregationClassifier's default ``alpha`` (its signature's, a literal that the
+#: command line's help reads); ConvexAggregationClassifierCV chooses its "auto" penalties
+#: and lists at this alpha before its path
+DEFAULT_ALPHA = signature(ConvexAggregationClassifier).parameters["alpha"].default

@@ -4,7 +4,7 @@
 as one dense product: ``O(n K 2M)`` work per evaluation, although a one-vs-one
 column touches 2 of the ``K`` classes. :class:`BlockedObjective` computes the
 same value, gradient, Hessian-vector product, Hessian diagonal and dense Hessian
-(equal to rounding; ``tests/test_blocked.py`` compares them) from a re-encoded
+(equal to rounding; ``tests/test_aggregation.py`` compares them) from a re-encoded
 loss matrix whose stored columns each enter as few classes as possible, grouped
 by class:
 
@@ -125,8 +125,7 @@ def _default_chunk(n_stored, itemsize):
 def _build_threads():
     """Threads that compute the stored losses, and that share the chunks of a pass
     where :attr:`BlockedObjective.threaded_passes`: numpy's ``log`` runs on one core and
-    releases the GIL, so row chunks on two threads take half the time (letter,
-    18,000 x 325 one-vs-one in float64: 0.17 s -> 0.09 s on 2 cores)."""
+    releases the GIL, so row chunks on several threads divide the time."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -188,10 +187,8 @@ class BlockedObjective(ObjectiveBase):
         whatever the threads, so every result is the same to the bit.
     """
 
-    # stored losses make light passes: threads made the default fit on letter
-    # one-vs-one (18,000 x 325) 1.15x slower (0.279 s against 0.237 s best of 7,
-    # separate processes in turn); a subclass whose passes recompute the losses
-    # sets it
+    # passes over stored losses are too light for threads to pay off (measured in
+    # BENCHMARKS.md); a subclass whose passes recompute the losses sets it
     threaded_passes = False
 
     def __init__(
@@ -288,8 +285,7 @@ class BlockedObjective(ObjectiveBase):
             combo, weight = np.divmod(self._fill_src, self.n_weights)
             self._fill_src = combo * Q.shape[1] + columns[weight]
         M = Q.shape[1]
-        # build chunks of ~256 KB of Q: transposing them stays in cache (3x faster
-        # on letter than chunks of the kernels' ~4 MB)
+        # build chunks of ~256 KB of Q, so that transposing them stays in cache
         step = int(max(32, min(self.chunk, (1 << 18) // (8 * M))))
         width = min(step, self.n_samples)
         # the losses of Q's float64 values (cross-entropy in single precision for
@@ -362,8 +358,8 @@ class BlockedObjective(ObjectiveBase):
         self._fold_second = second[self._fold_two]
         # filling LT: stored column c is row src[c] of the stacked combinations
         # [a_1 L_pos + b_1 L_neg; a_2 L_pos + b_2 L_neg; ...] (transposed, M rows each)
-        # tolist(): Python floats, not numpy scalars, in these per-column loops (the
-        # whole _setup on letter one-vs-one, 650 stored columns: 3.6 ms -> 0.8 ms, best of 30)
+        # tolist(): Python floats, not numpy scalars, in these per-column loops, which
+        # numpy scalars would make several times slower
         coef = [tuple(c) for c in spec["coef"].tolist()]
         self._fill_combos = sorted(set(coef), reverse=True)
         combo = {c: j for j, c in enumerate(self._fill_combos)}
@@ -429,9 +425,7 @@ class BlockedObjective(ObjectiveBase):
             np.take(stacked, self._fill_src, axis=0, out=self.LT[:, cols], mode="clip")
             return
         # np.take into the strided LT[:, cols] goes through a temporary of its own
-        # and copies it back, slower than a copy from a contiguous buffer: from_outputs
-        # on letter one-vs-one (18,000 x 325) on one build thread, CPU best of 15
-        # interleaved with the direct take: float32 39.3 -> 35.1 ms, float64 55.7 -> 50.7
+        # and copies it back, slower than a copy from a contiguous buffer
         np.take(stacked, self._fill_src, axis=0, out=buf, mode="clip")
         np.copyto(self.LT[:, cols], buf)
 
@@ -795,8 +789,7 @@ class BlockedObjective(ObjectiveBase):
         after class (computed once), or None where they would outnumber the Hessian's own
         entries: the class-by-class loop is for those. One ``np.add.at`` of them adds the
         blocks in the loop's order, to the bit (a weight of several classes gets their
-        blocks in turn), and costs one call for ``K`` (a Hessian of the zero entries' choice
-        on glass, 6 classes, 192 variables: 0.32 -> 0.27 ms, best of 1,000)."""
+        blocks in turn), and costs one call where the loop costs ``K``."""
         if self._scatter is None:
             n = self.n_variables
             idx = [self._weight[cc] for cc in self._class_cols if cc.size]

@@ -13,7 +13,7 @@ Every product is ``O(n K M)`` and no ``n x K x M`` tensor is formed. This is
 the reference the fast storages are tested against
 (:class:`~convexagg.aggregation.BlockedObjective`); the paper's appendix
 writes the same Hessian with per-sample matrices ``Psi_i``, and
-``tests/test_objective.py`` builds it that way and compares.
+``tests/test_aggregation.py`` builds it that way and compares.
 """
 
 from __future__ import annotations

@@ -46,11 +46,10 @@ __all__ = [
 # faults than the logs themselves)
 _CHUNK_BYTES = 1 << 18
 
-# output_discrepancies multiplies by a sparse W when at most this share of its
-# entries is nonzero: the product of one-vs-one's on 26 classes (3.8%) with
-# 2,000 x 650 float32 losses took 0.13 ms sparse against 1.0 ms dense (one core,
-# the two products timed alone); with a sparse random code (24%) and with
-# one-vs-rest (50%) the dense product was as fast or faster
+# output_discrepancies multiplies by a sparse W when at most this share of its entries
+# is nonzero: one-vs-one's W on many classes is far sparser, and its sparse product far
+# faster, while sparse random codes and one-vs-rest fill W too much for a sparse product
+# to pay off (BENCHMARKS.md, "Decoding 2,000 letter rows")
 SPARSE_DENSITY = 0.125
 
 _EPS64 = float(np.finfo(np.float64).eps)
@@ -290,14 +289,9 @@ def _rho_of_log_odds_blocks(write, n, M, product, K, dtype):
     The blocks go straight into the losses' buffer, where
     :func:`_losses_from_negated_log_odds` wants them (float32: through float64
     scratch, rounded as a copy of ``Z`` is): no block of ``Z`` allocated, copied
-    or negated. Blocks of 256 KB of float64 log-odds (100 letter rows): a float64
-    decode of letter end to end took 3.25 ms against 3.42 ms in blocks of 50
-    rows (the losses' 256 KB), 125 rows or more 3.7 ms; float32 decodes took the
-    same from 88 to 176 rows (CPU time, best of 300, in turn, one core). The
-    views of a full block are made once: letter's ``rho`` took 1.69 to 1.71 ms
-    against 1.72 to 1.79 ms slicing them per block (float32; float64: 2.41 to
-    2.48 against 2.50 to 2.55 ms; CPU time, best of 400, three processes each,
-    in turn).
+    or negated. Blocks hold 256 KB of float64 log-odds, the size that decoded
+    fastest (smaller blocks pay more per call, larger ones leave the cache), and
+    the views of a full block are made once rather than sliced per block.
     """
     step = max(1, _CHUNK_BYTES // (M * 8))
     rhoT = np.empty((K, n), dtype=dtype)
@@ -326,10 +320,8 @@ def softmax_classes(rhoT):
 
     The same arithmetic as :func:`scipy.special.softmax` (shift by the row's
     extreme, ``exp``, divide by the sum), with the reductions over the few
-    classes taken along the long axis: for 2,000 x 26 it took 0.16 ms (a copy
-    of ``rho.T`` included) against 0.25 ms for ``softmax(-rho, axis=1)``, whose
-    per-row reductions over 26 values dominate (one core,
-    ``benchmarks/profile_decode.py``).
+    classes taken along the long axis, faster than ``softmax(-rho, axis=1)``,
+    whose per-row reductions over a few values dominate its time.
 
     Parameters
     ----------
@@ -348,10 +340,9 @@ def softmax_classes(rhoT):
 
 
 # the last products built, (code, w, negated, dtype, (product, K)), the latest first:
-# decoders predicting batch after batch reuse theirs (rebuilding one cost 0.17 ms of a
-# 1.8 ms decode, benchmarks/profile_decode.py; comparing code and w, not the side
-# weights built from them, spares 0.02 ms of building those); a few, so that models
-# predicting in turn (the benchmark's four decoders) do not evict each other
+# decoders predicting batch after batch reuse theirs instead of rebuilding it on every
+# decode (the cache compares code and w, so that a hit builds nothing); a few, so that
+# models predicting in turn do not evict each other
 _last_products = ()
 _KEPT_PRODUCTS = 4
 
@@ -393,13 +384,11 @@ class _Bounds:
     chunk's shape in float32.
 
     NumPy's float32 ``maximum`` / ``minimum`` / ``clip`` against a scalar (a
-    zero-stride operand) do not vectorise: on a 325 x 100 float32 chunk
-    ``np.maximum(x, eps)`` took 0.024 ms against 0.005 ms with an array of
-    ``x``'s shape, 0.4 of a 1.8 ms decode; in float64 ``np.clip`` with scalars was
-    as fast as ``maximum`` and ``minimum`` with arrays (one core, AVX-512, NumPy
-    2.4). ``lo`` / ``hi``: the clip of ``q`` (``[eps, 1 - eps]``, float64 ``eps``)
-    or, for log-odds, of ``z`` (``[-C, C]`` with ``C = -log(eps)`` in the dtype,
-    see :func:`_losses_from_log_odds`).
+    zero-stride operand) do not vectorise, several times slower than against an
+    array of the chunk's shape; in float64 ``np.clip`` with scalars is as fast as
+    ``maximum`` and ``minimum`` with arrays. ``lo`` / ``hi``: the clip of ``q``
+    (``[eps, 1 - eps]``, float64 ``eps``) or, for log-odds, of ``z`` (``[-C, C]``
+    with ``C = -log(eps)`` in the dtype, see :func:`_losses_from_log_odds`).
     """
 
     def __init__(self, shape, dtype, log_odds=False):
@@ -469,10 +458,8 @@ def _losses_from_log_odds(zT, out, bounds):
     losses of ``expit(z)``. Then ``-log q = log1p(exp(-z))`` (``exp`` at most
     ``exp(C)``: no overflow) and ``-log(1 - q) = -log q + z``: one ``exp`` and one
     ``log1p`` per output, five passes over the chunk (six in float32, whose clip
-    takes two; the first pass negates ``z``) where taking both losses from
-    ``log1p(exp(-|z|))`` took ten or eleven (``predict_proba`` of 2,000 letter
-    rows through 325 binaries: 3.25 -> 2.77 ms best, old and new code in
-    processes in turn, one thread). Each loss
+    takes two; the first pass negates ``z``), half the passes of taking both
+    losses from ``log1p(exp(-|z|))``. Each loss
     is within one unit in the last place of ``C`` (absolute; tested against
     ``numpy.logaddexp``), where the losses of ``expit(z)`` lose all
     precision on the side whose probability rounds to 1 (``z`` beyond about 20
@@ -480,7 +467,7 @@ def _losses_from_log_odds(zT, out, bounds):
     """
     if zT.dtype == out.dtype:
         np.negative(zT, out=out[1])  # contiguous rows when the log-odds are Fortran-ordered
-    else:  # a negation that casts took 9 us on 325 x 100, a cast then a negation 7 us
+    else:  # a cast then an in-place negation is cheaper than a negation that casts
         out[1] = zT
         np.negative(out[1], out=out[1])
     _losses_from_negated_log_odds(out[0], out[1], bounds)

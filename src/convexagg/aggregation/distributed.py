@@ -38,9 +38,10 @@ the Hessian at a point is the in-memory
 there (a sub-sampled Newton matrix, Byrd, Chin, Neveitt & Nocedal, SIAM J.
 Optim. 21, 2011). The line search and the stopping test see the exact value
 and gradient of all rows, so the sample changes the steps, never the solution.
-The sample is held in float32 from 2**20 losses on: about ``12 * hessian_rows
-* M`` bytes on the client while it is built (float32 outputs and their two
-losses; 780 MB for 200,000 rows x 325), ``8 * hessian_rows * M`` after.
+The sample is held in float32 from ``FLOAT32_FROM_VALUES`` (2**20) losses on
+(:mod:`~convexagg.solvers.config`, as the in-memory fit stores them): about
+``12 * hessian_rows * M`` bytes on the client while it is built (float32 outputs
+and their two losses; 780 MB for 200,000 rows x 325), ``8 * hessian_rows * M`` after.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import numpy as np
 
 from .._dask import aligned_labels, import_dask_array, row_blocks
 from ..losses import check_binary_outputs
+from ..solvers.config import FLOAT32_FROM_VALUES
 from ..validation import check_class_indices, check_columns_match_code, check_sample_weight
 from .base import ObjectiveBase
 from .blocked import BlockedObjective
@@ -61,9 +63,6 @@ __all__ = ["HESSIAN_ROWS", "BlockSums", "DaskObjective", "block_sample", "block_
 
 #: rows of the Hessian's sample in a fit by the projected Newton method
 HESSIAN_ROWS = 200_000
-# the sample's outputs and losses are kept in float32 from this many losses on
-# (as the in-memory default stores them)
-_FLOAT32_SAMPLE_FROM = 2**20
 
 
 @dataclass
@@ -367,7 +366,8 @@ class DaskObjective(ObjectiveBase):
 
         take = _sample_sizes(self._block_rows, min(self.hessian_rows, self.n_samples))
         M = self.n_weights
-        dtype = np.float32 if 2 * sum(take) * M >= _FLOAT32_SAMPLE_FROM else np.float64
+        # float32 from as many losses on as the in-memory default stores in float32
+        dtype = np.float32 if 2 * sum(take) * M >= FLOAT32_FROM_VALUES else np.float64
         draw = dask.delayed(block_sample, pure=True)
         return [
             draw(q, yb, sb, k, (self.random_state, b), dtype)

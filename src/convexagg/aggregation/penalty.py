@@ -59,11 +59,9 @@ __all__ = ["INTERCEPT_L2_FLOOR", "MAX_ALPHA", "PENALTIES", "Penalty"]
 
 PENALTIES = ("l2", "l1", "elasticnet")
 
-# largest alpha accepted. Above about 1e6 the weights are 0 to working precision
-# (probabilities uniform); the solvers agree to 1e-4 in objective up to 1e10 for every
-# penalty, and from 1e12 (L1) / 1e14 (elastic net) the interior point ones stop far
-# from the optimum, and at 1e308 alpha * |w|^2 overflows
-# (benchmarks/scan_alpha_range.py: make_broken_classifier_outputs, alpha = 1 .. 1e20).
+# largest alpha accepted: above about 1e6 the weights are already 0 to working precision,
+# and every solver reaches the optimum up to 1e10 for every penalty, where the interior
+# point ones stop far from it a few orders beyond (benchmarks/studies/scan_alpha_range.py)
 MAX_ALPHA = 1e10
 
 # smallest quadratic penalty on the intercepts (see the module docstring)
@@ -431,7 +429,8 @@ class Penalty:
             The penalty.
         """
         w, b = x[:n_weights], x[n_weights:]
-        # the shared-weight form as before to the last bit (the paper's reproduction)
+        # the shared-weight form keeps its own arithmetic, so that the paper's
+        # reproduction is the same to the last bit
         quadratic = float(w @ self._quadratic(x, n_weights)) if self.entry_weights else None
         value = (
             (0.5 * self.l2 * float(w @ w) if quadratic is None else 0.5 * quadratic)
@@ -530,7 +529,7 @@ class Penalty:
         # ``(rows, cols, g)``: the pairs of entry weights of one column and their ``g``,
         # the only entries of the coupling ``-g`` off zero. Subtracting them alone is the
         # dense subtraction of zeros elsewhere to the bit, without an M x M mask per
-        # Hessian (a Hessian of the zero entries' choice on glass: 95 -> 24 us, best of 1,000)
+        # Hessian
         group, g = self._coupling()
         members = [np.flatnonzero(group == j) for j in range(g.size)]
         rows = np.concatenate([np.repeat(m, m.size) for m in members] or [np.zeros(0, np.intp)])

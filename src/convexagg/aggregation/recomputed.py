@@ -2,7 +2,7 @@
 
 :class:`~convexagg.aggregation.BlockedObjective` stores the baseline-shifted
 losses (``LT``): two per binary output for one-vs-one, ``8 n M`` bytes in
-float32 -- twice a float32 ``Q``, and more than this machine's memory at
+float32 -- twice a float32 ``Q``, and more than a workstation's memory at
 ``n = 10^7``, ``M = 325`` (26 GB). :class:`RecomputedObjective` keeps a
 reference to ``Q`` instead (no copy: a float32 ``Q`` stays float32) and
 computes the stored columns of each chunk of samples when a kernel reads it,
@@ -89,9 +89,7 @@ def recomputed_chunk(n_stored, itemsize):
     """Samples per chunk of :class:`RecomputedObjective`: about 1 MB of losses, in
     whole pieces of ``_PIECE`` samples (at least one). Smaller than the stored
     objective's 4 MB: a chunk's losses are written, then read by the kernels, and
-    stay in the core's cache between the two (325 one-vs-one binaries in float32:
-    512 samples; a pass took about 1.2x less CPU than with 1,613 in an
-    interleaved run on a 2-core AMD EPYC).
+    stay in the core's cache between the two.
 
     Parameters
     ----------
@@ -249,8 +247,8 @@ class RecomputedObjective(BlockedObjective):
         :attr:`BlockedObjective.LT`).
     """
 
-    # the logs dominate a pass and release the GIL: the 10^7 x 325 fit took 93.8 s
-    # on 2 threads for 167.6 s of CPU (benchmarks/results/large_n_1e7.json)
+    # the logs dominate a pass and release the GIL, so threads sharing the chunks
+    # divide its time (BENCHMARKS.md, "Many rows in memory: losses stored or recomputed")
     threaded_passes = True
 
     def __init__(

@@ -11,7 +11,7 @@ All share the interface of :class:`BaseDecoder`: ``fit(Q, y, code, output)``,
 * :class:`WMAPDecoder` -- weighted Bradley-Terry with learned or fixed weights.
 
 All work on the same binary outputs, so a fitted
-:class:`~convexagg.CodeMatrixClassifier` can switch between them with
+:class:`~convexagg.CodeMatrixClassifier` can swap one for another with
 ``fit_decoder``.
 """
 

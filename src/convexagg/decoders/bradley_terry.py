@@ -72,8 +72,7 @@ default="uniform"
         finished by damped Newton steps on the same objective (see
         :func:`generalized_bradley_terry`): the cyclic updates converge only
         linearly, and on confident binaries (outputs near 0 and 1) take
-        thousands of sweeps to reach ``tol`` (measured: median ~3,000 on
-        in-sample digits outputs), which Newton does in a few steps. Larger
+        thousands of sweeps to reach ``tol``, which Newton does in a few steps. Larger
         values let Algorithm 2 do more of the work, at a cost.
 
     Attributes

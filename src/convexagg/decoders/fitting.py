@@ -156,8 +156,7 @@ class AggregationProblem:
         }
         if store and self.entries:
             # the losses of each classifier once, not once per entry, and no copy of Q
-            # with a column per entry (letter, ovo+ovr: 351 columns instead of 1,326; that
-            # copy, made and dropped here before, was a tenth of the default's fit there)
+            # with a column per entry, which would cost a large share of the fit
             kwargs["columns"] = columns
             Q, code = self.Q, expand_code(self.code, self.zero_entries)
         else:

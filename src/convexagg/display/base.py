@@ -43,4 +43,3 @@ def positive(values):
     """``values`` as floats with the entries a log scale cannot show set to NaN."""
     values = np.asarray(values, dtype=np.float64)
     return np.where(values > 0, values, np.nan)
-

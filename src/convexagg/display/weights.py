@@ -27,7 +27,7 @@ class WeightsDisplay:
     The code matrix is an image (a row per class, a column per binary
     classifier; blue ``+1``, red ``-1``, grey ``0``) with a bar chart of the
     weights aligned under its columns, so a classifier the aggregation
-    switched off (weight near 0) is seen with the classes it separates. Class
+    turned off (weight near 0) is seen with the classes it separates. Class
     intercepts, when the model has non-zero ones, are bars beside the rows.
     With entry weights (``entry_weight_shrinkage``, the default of
     :class:`~convexagg.ConvexAggregationClassifier`) the bars are the shared

@@ -20,9 +20,9 @@ recomputed beside them.
 
 The cache heals itself: an entry that cannot be read back (a truncated or corrupt
 JSON, NPZ or NPY file, say after a crash or a full disk) counts as missing
-(:func:`read_cached`), is removed and recomputed; so does a method result without
-one of the metrics (written before the calibration errors were added), recomputed
-from the cached binary outputs.
+(:func:`read_cached`), is removed and recomputed; so does a method result that
+lacks one of the metrics (a cache written by another convexagg), recomputed from
+the cached binary outputs.
 """
 
 from __future__ import annotations
@@ -161,9 +161,8 @@ def json_dict(path):
 
 
 def _result_dict(path):
-    """A cached method result; one without every metric of :func:`metrics` (written by
-    an older convexagg, before the calibration errors) is outdated: recomputed, from
-    the cached binary outputs for aggregation methods."""
+    """A cached method result; one without every metric of :func:`metrics` is
+    outdated: recomputed, from the cached binary outputs for aggregation methods."""
     row = json_dict(path)
     missing = [key for key in PROBABILITY_METRICS if key not in row]
     if missing:

@@ -23,21 +23,27 @@ writes there, a model file cannot go there.
 Models
 ------
 :func:`save` writes a model with :mod:`skops.io`, which stores the object tree
-as data instead of pickle's instructions; :func:`load` reads it back only if
-every type in the file is one skops trusts by default (numpy, scipy and
-scikit-learn types) or one on convexagg's own list (:func:`trusted_types`:
-every public convexagg class, the scikit-learn estimators convexagg uses by
-default, numpy dtypes). Anything else, for instance a user-defined estimator
-class, is refused with an :class:`UntrustedTypeError` naming the types; pass
-``trusted=[...]`` to accept them once you have checked the file's origin.
-Loading a pickle runs arbitrary code; loading through here does not. Before
-skops sees the file, :func:`load` checks its shape against limits (a regular
-file of at most ``max_bytes``, a ``schema.json`` of at most
+as data instead of pickle's instructions, its members deflate-compressed; the
+binaries of a convexagg classifier are stored packed
+(:mod:`~convexagg.io.packed`: per group of binaries of one structure, one of
+them as a template and one stacked array per numeric attribute), and
+:func:`load` rebuilds them bit for bit. :func:`load` reads a file back only if
+every type in it is one skops trusts by default (numpy, scipy and scikit-learn
+types) or one on convexagg's own list (:func:`trusted_types`: every public
+convexagg class, the packed binaries' container, the scikit-learn estimators
+convexagg uses by default, numpy dtypes). Anything else, for instance a
+user-defined estimator class, is refused with an :class:`UntrustedTypeError`
+naming the types; pass ``trusted=[...]`` to accept them once you have checked
+the file's origin. Loading a pickle runs arbitrary code; loading through here
+does not. Before skops sees the file, :func:`load` checks its shape against
+limits (a regular file of at most ``max_bytes``, a ``schema.json`` of at most
 :data:`MAX_SCHEMA_BYTES` nested at most :data:`MAX_SCHEMA_DEPTH` levels, every
 member's checksum, and every array header against the bytes that hold it), so
 a crafted or damaged file is a ``ValueError``, and cannot exhaust the stack or
-the memory. :func:`save` loads what it wrote back before writing it, so a model
-holding something that cannot be loaded (a lambda) is refused at save time.
+the memory; the packed binaries are checked as they are rebuilt (values go
+only into attributes the template has, of its type, dtype and shape).
+:func:`save` loads what it wrote back before writing it, so a model holding
+something that cannot be loaded (a lambda) is refused at save time.
 
 CSV tables
 ----------
@@ -46,9 +52,12 @@ gzip-compressed, recognised by its first bytes; separator detected from the
 header or given) with pandas' C parser, after checking that it is a regular file
 of at most :data:`MAX_CSV_BYTES` of text (also after decompression) and not
 binary data; :meth:`CSVFile.read` returns the chosen
-columns as float64 and the others as text. Problems are found with vectorised
-checks after parsing and reported with the file, line and column: a missing,
-non-numeric or non-finite value, a row with too many or too few fields.
+columns as float64 (missing values as NaN where allowed), the columns of
+categories as text with missing values as NaN, and the others as text;
+:meth:`CSVFile.number_shares` says which columns hold numbers. Problems are
+found with vectorised checks after parsing and reported with the file, line and
+column: a missing (where not allowed), non-numeric or infinite value, a row
+with too many or too few fields.
 :func:`parse_labels` turns a text column into class labels (integers when
 every label is one, floats when every label is a number, else strings) and
 checks them as the estimators do.

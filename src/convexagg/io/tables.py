@@ -228,16 +228,24 @@ class CSVFile:
             if i and (wanted is None or i - 1 in wanted) and len(record) != len(self.columns):
                 raise self._ragged(line, record)
 
-    def read(self, numeric=(), hint=""):
+    def read(self, numeric=(), hint="", missing=False, categorical=()):
         """The table: ``numeric`` columns as float64, every other column as text.
 
         Parameters
         ----------
         numeric : list of str
-            Columns that must hold a finite number in every row.
+            Columns that must hold a finite number in every row (or a missing
+            value, with ``missing``).
         hint : str, default=""
             Appended to the message about a value that is not a number (the
             command line: how to leave a column out).
+        missing : bool, default=False
+            Whether a ``numeric`` column may hold missing values (an empty field
+            or one of :data:`MISSING_LABELS`, any case), read as NaN; an error
+            otherwise.
+        categorical : list of str, default=()
+            Text columns of categories: their missing values become NaN, their
+            other values stay stripped texts (an object column).
 
         Returns
         -------
@@ -247,26 +255,15 @@ class CSVFile:
         Raises
         ------
         ValueError
-            Naming the file, the line and the column of the first missing,
-            non-numeric or non-finite value, or the first row whose number of
-            fields differs from the header's; a file without data rows.
+            Naming the file, the line and the column of the first missing
+            (unless ``missing``), non-numeric or infinite value, or the first
+            row whose number of fields differs from the header's; a file without
+            data rows.
         """
         import pandas as pd
 
-        numeric = list(numeric)
-        options = {
-            "sep": self.sep,
-            "header": 0,
-            "names": self.columns,
-            "decimal": self.decimal,
-            "keep_default_na": False,
-            "skip_blank_lines": True,
-            "engine": "c",
-            "encoding": "utf-8",
-            "index_col": False,  # never take a first column as the index (shifted columns)
-        }
-        if int(pd.__version__.split(".")[0]) < 3:  # pandas 3 parses round-trip by default
-            options["float_precision"] = "round_trip"
+        numeric, categorical = list(numeric), list(categorical)
+        options = self._options()
         dtype = {c: (np.float64 if c in numeric else str) for c in self.columns}
         na = {c: _NA_TEXTS for c in numeric}
         try:
@@ -281,27 +278,127 @@ class CSVFile:
             self._first_ragged()
             raise
         except ValueError:  # a value that is not a number: find it
-            text = pd.read_csv(_io.BytesIO(self._data), dtype=str, na_filter=False, **options)
-            self._raise_not_numbers(text, numeric, hint)
+            self._raise_not_numbers(self._text_frame(), numeric, hint)
             raise
         if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
             self._first_ragged()  # too many fields in every row: pandas dropped some
         if frame.shape[0] == 0:
             raise ValueError(f"{self.path} has a header but no data rows.")
         last = self.columns[-1]
-        if last not in numeric:  # a row short of fields leaves its last field empty
-            empty = np.flatnonzero(frame[last].isna().to_numpy() | (frame[last] == "").to_numpy())
-            if empty.size:
-                self._first_ragged(empty)
+        if last not in numeric or missing:  # a row short of fields leaves its last field empty
+            empty = frame[last].isna().to_numpy()
+            if last not in numeric:
+                empty = empty | (frame[last] == "").to_numpy()
+            if empty.any():
+                self._first_ragged(np.flatnonzero(empty))
         for column in self.columns:
             if column not in numeric:
                 frame[column] = frame[column].fillna("").str.strip()
+        for column in categorical:
+            texts = frame[column].to_numpy(dtype=object)
+            absent = np.isin(np.char.lower(texts.astype(str)), list(MISSING_LABELS))
+            texts[absent] = np.nan
+            frame[column] = pd.Series(texts, index=frame.index, dtype=object)
         values = frame[numeric].to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values)
+        bad = np.isinf(values) if missing else ~np.isfinite(values)
         if bad.any():
             row = int(np.flatnonzero(bad.any(axis=1))[0])
             self._raise_not_finite(row, numeric[int(np.flatnonzero(bad[row])[0])])
         return frame
+
+    def _options(self):
+        """``pandas.read_csv``'s options for this file."""
+        import pandas as pd
+
+        options = {
+            "sep": self.sep,
+            "header": 0,
+            "names": self.columns,
+            "decimal": self.decimal,
+            "keep_default_na": False,
+            "skip_blank_lines": True,
+            "engine": "c",
+            "encoding": "utf-8",
+            "index_col": False,  # never take a first column as the index (shifted columns)
+        }
+        if int(pd.__version__.split(".")[0]) < 3:  # pandas 3 parses round-trip by default
+            options["float_precision"] = "round_trip"
+        return options
+
+    def number_shares(self, columns, decimal=None):
+        """The share of numbers among the fields of each of ``columns`` that are not missing.
+
+        Parameters
+        ----------
+        columns : list of str
+            Column names.
+        decimal : str, default=None
+            The decimal mark to read them with; None: the file's. A mark that is
+            the separator gives 0.0 for every column.
+
+        Returns
+        -------
+        shares : list of float
+            In the order of ``columns``; 1.0 for a column of numbers (or missing
+            values only), which :meth:`read` reads as ``numeric`` with
+            ``missing=True``. A file pandas cannot split into rows gives 1.0 for
+            every column, for :meth:`read` to report where.
+        """
+        import pandas as pd
+
+        columns = list(columns)
+        decimal = self.decimal if decimal is None else decimal
+        if decimal == self.sep:  # no field holds such a number
+            return [0.0] * len(columns)
+        options = {**self._options(), "decimal": decimal, "usecols": columns}
+        try:  # one pass of the C parser: columns of numbers come out as numbers
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # mixed types, short rows: read() reports them
+                inferred = pd.read_csv(_io.BytesIO(self._data), na_values=_NA_TEXTS, **options)
+            texts = [c for c in columns if inferred[c].dtype.kind not in "iuf"]
+            if texts:
+                options["usecols"] = texts
+                text = pd.read_csv(_io.BytesIO(self._data), dtype=str, na_filter=False, **options)
+        except (pd.errors.ParserError, ValueError, IndexError):  # a ragged file
+            return [1.0] * len(columns)
+        shares = []
+        for column in columns:
+            if column not in texts:
+                shares.append(1.0)
+                continue
+            not_numbers, missing = self._not_numbers(text[column], decimal)
+            present = int((~missing).sum())
+            shares.append(1.0 - int(not_numbers.sum()) / present if present else 1.0)
+        return shares
+
+    def _text_frame(self):
+        """Every field as read, as text (``""`` for an empty one)."""
+        import pandas as pd
+
+        return pd.read_csv(_io.BytesIO(self._data), dtype=str, na_filter=False, **self._options())
+
+    def _not_numbers(self, values, decimal=None):
+        """``(not_numbers, missing)``: where a text column holds neither a number nor a
+        missing value, and where it holds a missing value (bool arrays). The fields that
+        do not parse as they are (few in a column of numbers) are looked at again,
+        stripped."""
+        import pandas as pd
+
+        decimal = self.decimal if decimal is None else decimal
+
+        def numbers(texts):
+            texts = texts if decimal == "." else texts.str.replace(decimal, ".", regex=False)
+            return pd.to_numeric(texts, errors="coerce").notna().to_numpy()
+
+        bad = ~numbers(values)
+        missing = np.zeros(len(values), dtype=bool)
+        rows = np.flatnonzero(bad)
+        if rows.size:
+            texts = values.iloc[rows].str.strip()
+            absent = texts.str.lower().isin(MISSING_LABELS).to_numpy()
+            missing[rows[absent]] = True
+            bad[rows[absent | numbers(texts)]] = False
+        return bad, missing
 
     def _raise_not_finite(self, row, column):
         line, record = self._record(row)
@@ -317,17 +414,12 @@ class CSVFile:
     def _raise_not_numbers(self, text, numeric, advice=""):
         """Raise for the first field of ``numeric`` columns in ``text`` (all strings)
         that is neither a number nor a missing value."""
-        import pandas as pd
 
         first = None
         for column in numeric:
-            values = text[column].str.strip()
-            parsed = values if self.decimal == "." else values.str.replace(self.decimal, ".")
-            missing = values.str.lower().isin(MISSING_LABELS).to_numpy()
-            bad = pd.to_numeric(parsed, errors="coerce").isna().to_numpy() & ~missing
-            rows = np.flatnonzero(bad)
+            rows = np.flatnonzero(self._not_numbers(text[column])[0])
             if rows.size and (first is None or rows[0] < first[0]):
-                first = (int(rows[0]), column, values.iloc[rows[0]])
+                first = (int(rows[0]), column, text[column].iloc[rows[0]].strip())
         if first is None:
             return
         row, column, field = first

@@ -57,18 +57,17 @@ __all__ = [
 
 SOLVER_NAMES = ("auto", "projected_newton", "interior_point", "lbfgsb", "projected_subgradient")
 
-# init="subsample": rows and tolerance of the first solve (on letter/ovo and ecoc
-# 2,000 rows to 1e-2 cost least in Hessian-equivalents among 1,000-3,000 rows and
-# tolerances 1e-2 to 1e-3)
+# init="subsample": rows and tolerance of the first solve, the cheapest start in
+# Hessian-equivalents among the row counts and tolerances measured (BENCHMARKS.md)
 _SUBSAMPLE_ROWS = 2000
 _SUBSAMPLE_TOL = 1e-2
 # a start taken from another solution moves its w and z at least this far into
 # the interior (a start on the boundary would give the barrier nothing to work with)
 _START_FLOOR = 1e-3
-# dtype="auto": float32 losses from this many values on. On letter (18,000 rows,
-# benchmarks/bench_fit.py) float32 fits 1.6-1.8x faster for every code, to the
-# same objective value (4e-7 above the optimum); below ~1M values a fit takes
-# milliseconds and float64 precision costs nothing worth saving.
+# dtype="auto": float32 losses from this many values on (the in-memory fit and the
+# Dask fit's Hessian sample alike). float32 halves the bytes each product reads and
+# reaches the same objective value (BENCHMARKS.md, "Fitting the weights"); below
+# about a million values a fit takes milliseconds and float64 costs nothing worth saving.
 FLOAT32_FROM_VALUES = 2**20
 
 
@@ -359,9 +358,9 @@ class ProjectedNewton(SolverConfig):
     dtype : {"auto", "float64", "float32"}, default="auto"
         Precision in which the losses are stored and multiplied (sums and the
         solver's own arithmetic are float64 either way). ``"auto"``: float32
-        for 2**20 losses and more (e.g. 18,000 samples x 325 binaries: 1.7x
-        faster on letter, to the same objective value), float64 below and
-        when the size is not known in advance.
+        for 2**20 losses and more (e.g. 18,000 samples x 325 binaries), which
+        reaches the same objective value faster, float64 below and when the
+        size is not known in advance.
     """
 
     _parameter_constraints = {

@@ -111,12 +111,10 @@ class NewtonSystem:
         ``|r_mu|`` itself (not against ``|g|``, which carries ``(zw - mu) / w``
         and can be far larger): ``|e| <= 0.1 |r|`` (a constant forcing term)
         keeps the step a descent direction for the residual norm. A forcing
-        term shrinking with ``|r|`` (``min(0.1, |r|)``, the first version) makes
-        the Newton steps superlinear, but the iteration count is set by the
-        barrier update, not by the accuracy of the steps: on letter (one-vs-one,
-        ECOC, one-vs-rest) both take the same iterations to the same objective,
-        and 0.1 needs half the PCG products (93 instead of 174 on one-vs-one at
-        tol 1e-4, 168 instead of 399 at 1e-6).
+        term shrinking with ``|r|`` would make the Newton steps superlinear, but
+        the iteration count is set by the barrier update, not by the accuracy of
+        the steps, so the constant takes the same iterations with about half the
+        PCG products (measured in BENCHMARKS.md).
         """
         if self.newton == "direct":
             return self._solver.solve(rhs)

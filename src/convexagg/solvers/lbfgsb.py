@@ -1,7 +1,7 @@
 """An independent solver for the same problem: scipy's L-BFGS-B with bounds.
 
 The test oracle for the other solvers, the quasi-Newton baseline a user would
-build from the library's objectives (``benchmarks/bench_fit.py``), and a
+build from the library's objectives (BENCHMARKS.md, "Fitting the weights"), and a
 solver in its own right (``solver=LBFGSB()``).
 """
 

@@ -14,10 +14,9 @@ class SymmetricSolver:
     A Cholesky factorisation by NumPy's LAPACK (``potrf``), then two triangular
     solves (SciPy's ``trsv``). Not SciPy's ``cho_factor``: SciPy links its own
     OpenBLAS, whose threads compete with NumPy's still-spinning BLAS threads for
-    the same cores -- on a shared 2-core machine a 300 x 300 ``cho_factor`` took
-    62 ms median (1 ms best) right after NumPy's products, against 1.2 ms for
-    NumPy's ``cholesky``; the triangular solves are level-2 BLAS, unthreaded
-    (0.3 ms). A matrix that is not positive definite (singular: ``alpha = 0``
+    the same cores, so that a factorisation right after NumPy's products can take
+    tens of times longer than NumPy's own ``cholesky``; the triangular solves are
+    level-2 BLAS, unthreaded. A matrix that is not positive definite (singular: ``alpha = 0``
     with vanishing curvature) gets the minimum-norm least-squares solution; a
     non-finite one non-finite solutions, which the solvers treat as a failed
     direction.

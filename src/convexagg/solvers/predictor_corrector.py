@@ -19,8 +19,8 @@ the direction differ (Mehrotra 1992; Nocedal & Wright, *Numerical Optimization*,
 
 Where the paper's rule ``mu = eta / (2M)`` halves the gap per accepted step at
 best, the corrector step lets the gap fall by orders of magnitude near the
-optimum: on letter with 325 one-vs-one classifiers it needs 12 iterations to
-the paper's tolerance, where Algorithm 1 needs 24. With ``newton="direct"``
+optimum, which halves Algorithm 1's iterations (BENCHMARKS.md, "Which setting
+is faster where"). With ``newton="direct"``
 the Hessian of ``f`` is kept for one more iteration after a long step
 (``reuse_hessian``).
 """

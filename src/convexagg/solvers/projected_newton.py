@@ -97,7 +97,8 @@ WHY = {
 _EPS_ACTIVE = 1e-3
 # newton="auto": the Hessian block of the free variables is formed when n |F|^2 is
 # at most this (multiply-adds), and PCG's subsample preconditioner is used up to
-# DENSE_MAX_FREE free variables (measured in BENCHMARKS.md, "Choosing the solver")
+# DENSE_MAX_FREE free variables, beyond which a dense Newton system no longer pays
+# (BENCHMARKS.md, "Where the default is not the fastest")
 DIRECT_BUDGET = 3e8
 DENSE_MAX_FREE = 700
 # trials of each of the two line searches of an iteration
@@ -173,15 +174,13 @@ class _NewtonStep:
         """The subsample at ``point.x``, for its Hessian.
 
         The subsample's class probabilities are rows of ``point``'s, and they are
-        all its Hessian reads: taken from there, not evaluated again (a pass over
-        the subsample per iteration: 0.9 ms best, 4,500 x 650 float32 stored losses
-        of letter one-vs-one, on an idle core). The same bits where the
-        objective stores float32, as the default does from 1M values on; a
-        float64 objective's probabilities are more accurate than the float32
-        subsample's own, but not its bits: evaluated there as before (every fit of
-        ``benchmarks/dump_fits.py`` the same to the bit; with the rows, the float64
-        setting's weights moved by 3e-9). Evaluated too where the point holds
-        none (Dask) or holds them on another array library's device.
+        all its Hessian reads: taken from there, which saves a pass over the
+        subsample per iteration. They are the same bits where the objective
+        stores float32, as the default does from 1M values on; a float64
+        objective's probabilities are more accurate than the float32 subsample's
+        own but not the same bits, so the subsample evaluates its own there.
+        Evaluated too where
+        the point holds none (Dask) or holds them on another array library's device.
         """
         sub = self.sub
         # (NumPy's P first: another array library's dtype does not compare with NumPy's)
@@ -204,10 +203,8 @@ class _NewtonStep:
             if n_free <= DENSE_MAX_FREE:
                 return "subsample"
             # weights free in sign (zero entries') have no column: the coarse space leaves
-            # them to the diagonal and costs more to form than it saves (letter's zero-entry
-            # aggregation 2x faster on 2,000 and 5,000 rows, pendigits' 9,892 rows slower;
-            # zero_entry_penalty="auto" on the Kull sets 2.4x the default's fit in total
-            # against 3.0x: BENCHMARKS.md, "Issue 21: zero entries free in sign")
+            # them to the diagonal and costs more to form than it saves (measured in
+            # BENCHMARKS.md)
             if self._has_columns() and n_nonnegative(self.objective) == self.objective.n_weights:
                 return "columns"
             return "diagonal"

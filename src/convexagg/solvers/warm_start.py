@@ -18,7 +18,7 @@ def interior_warm_start(objective, w, shift=None):
 
     ``w`` is the solution of a neighbouring problem (the previous ``alpha`` of a
     regularisation path, the previous ``tau`` of a continuation). It sits on the
-    boundary -- the weights it switched off are ~0 -- and its duals belong to the
+    boundary -- the weights it turned off are ~0 -- and its duals belong to the
     old problem. The start keeps ``w`` but moves it a fixed distance into the
     interior, and takes the duals from the *new* problem's gradient (at the
     optimum, ``z = grad f``; that gradient already carries the change of
@@ -31,26 +31,10 @@ def interior_warm_start(objective, w, shift=None):
     Why a shift: from a point too close to the boundary the Newton steps are
     cut short by ``w > 0`` and ``z >= 0`` (the classic difficulty of warm
     starting interior point methods), from a point too far the warm start is
-    forgotten. Measured along 13-point paths ``alpha = 1 .. 1e-6`` (tol 1e-4) on
-    digits (ovr, ovo, ecoc codes) and the paper's synthetic study, L2 and L1,
-    total interior point iterations against cold starts from ``w = 1/M, z = 1``:
-
-    ============  =====  =====  =====  =====  =====  =====  =====  =====
-    shift         synth  synth  ovr    ovr    ovo    ovo    ecoc   ecoc
-                  L2     L1     L2     L1     L2     L1     L2     L1
-    ============  =====  =====  =====  =====  =====  =====  =====  =====
-    cold          165    162    136    145    177    189    198    241
-    1e-12 (raw)   52     49     39     46     63     148    182    294
-    1e-6          46     47     39     46     43     125    85     228
-    1e-5          44     47     41     48     52     132    63     176
-    1e-4          58     67     58     66     74     119    76     145
-    1e-3          96     103    89     91     104    128    113    173
-    ============  =====  =====  =====  =====  =====  =====  =====  =====
-
-    The raw warm start can be worse than a cold one, and at 1e-6 one ecoc path
-    stopped at a point ``4.6e-4`` above the cold solution's objective; ``1e-4``
-    never was worse than cold, saves about half the iterations, and is the
-    default (:data:`DEFAULT_SHIFT`).
+    forgotten. ``1e-4`` (:data:`DEFAULT_SHIFT`) balances the two: on the
+    regularisation paths measured it is never worse than a cold start and saves
+    about half the iterations, where smaller shifts can lose to a cold start
+    (BENCHMARKS.md).
 
     Parameters
     ----------
@@ -93,10 +77,8 @@ def uniform_start(objective, search_rows=2000):
     The paper's start ``w = 1/M`` puts the weights two to three orders below
     their optimum on real problems (letter, one-vs-one: ``c* = 0.54`` against
     ``1/M = 0.003``), and the first interior point iterations are short steps
-    spent closing that gap. From this start Mehrotra's method needed 3-7
-    iterations to ``tol=1e-4`` where it needed 9-14 from the paper's, on letter
-    and digits with one-vs-one, one-vs-rest and ECOC codes, ``alpha`` 1e-4
-    and 1e-2; Algorithm 1 needed 9-13 where it needed 10-25.
+    spent closing that gap; from ``c* 1`` the interior point methods need about
+    half the iterations (BENCHMARKS.md, "Which setting is faster where").
 
     Parameters
     ----------
