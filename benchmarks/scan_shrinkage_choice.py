@@ -30,7 +30,8 @@ import _common as C  # noqa: E402
 import _kull_suite as K  # noqa: E402
 from bench_quality import library_default  # noqa: E402
 
-from convexagg._decoder_selection import _folds, select_penalty  # noqa: E402
+from convexagg._decoder_selection import select_penalty  # noqa: E402
+from convexagg._folds import shuffled_splits  # noqa: E402
 
 VALUES = (0.01, 0.003, 0.001)  # the fourth switch's 0.01 first: ties keep it
 FIXED = VALUES[1:]
@@ -42,7 +43,7 @@ PRIORS = (0.5, 1.0, 2.0, 3.0)
 def _cold_choice(decoder, Q, y, code, seed):
     """The 3-fold choice with every fit started cold, its losses computed anew (for the
     timing only)."""
-    for train, _ in _folds(y, seed, 3).split(Q, y):
+    for train, _ in shuffled_splits(y, 3, seed):
         for value in VALUES:
             clone(decoder).set_params(entry_weight_shrinkage=value).fit(Q[train], y[train], code)
 

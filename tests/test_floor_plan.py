@@ -35,6 +35,7 @@ FLOORS = [
         "_dask",
         "_array_api",
         "_legacy",
+        "_folds",
         "validation",
         "codes",
         "losses",

@@ -29,9 +29,9 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import KFold, StratifiedKFold
 
 from ._array_api import on_host
+from ._folds import shuffled_splits
 from .decoders.fitting import solve_path
 from .path import solution_scores
 
@@ -61,14 +61,6 @@ def check_candidates(name, values):
             f"{list(values)!r}."
         )
     return tuple(float(v) for v in values)
-
-
-def _folds(y, seed, folds):
-    """Stratified folds when every class has a row in each, else plain shuffled folds."""
-    counts = np.bincount(y)
-    if counts[counts > 0].min() >= folds:
-        return StratifiedKFold(folds, shuffle=True, random_state=seed)
-    return KFold(folds, shuffle=True, random_state=seed)
 
 
 def select_penalty(
@@ -144,7 +136,7 @@ def select_penalty(
             return stored.take(rows)
         return problem.take(rows).likelihood(penalties[0], dtype)
 
-    splits = list(_folds(y, seed, folds).split(Q, y))
+    splits = shuffled_splits(y, folds, seed)
     sizes = [float(t.size if sample_weight is None else sample_weight[t].sum()) for _, t in splits]
     scores = np.full(len(values), np.nan)
     last = [None] * len(splits)  # each fold's fit of the value before
