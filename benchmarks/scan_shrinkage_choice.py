@@ -11,7 +11,7 @@ is the shrinkage's alone. The chosen settings use ``select_penalty`` (the librar
 selection) with 3 and 5 folds; the seconds of the 3-fold choice are timed as the library makes
 it (the losses computed once, each value warm-started) and cold (each value fitted from
 the solver's start on losses computed anew), in turn. The
-numbers behind ``convexagg._decoder_selection`` (QUALITY.md, "Choosing the shrinkage").
+numbers behind ``convexagg.decoders.selection`` (QUALITY.md, "Choosing the shrinkage").
 
     OMP_NUM_THREADS=1 python benchmarks/scan_shrinkage_choice.py --data-dir ../shared/datasets \\
         --out benchmarks/results/shrinkage_choice.json
@@ -30,8 +30,8 @@ import _common as C  # noqa: E402
 import _kull_suite as K  # noqa: E402
 from bench_quality import library_default  # noqa: E402
 
-from convexagg._decoder_selection import select_penalty  # noqa: E402
 from convexagg._folds import shuffled_splits  # noqa: E402
+from convexagg.decoders.selection import PenaltyCandidates, select_penalty  # noqa: E402
 
 VALUES = (0.01, 0.003, 0.001)  # the fourth switch's 0.01 first: ties keep it
 FIXED = VALUES[1:]
@@ -77,8 +77,8 @@ def scan_set(name, kull_dir):
             scores.setdefault(f"{c:g}/n", []).append(score(value))
         for folds in (3, 5):
             t0 = time.perf_counter()
-            args = (decoder, Q, y_fit, code, "proba", None, "entry_weight_shrinkage", VALUES)
-            best, _, _ = select_penalty(*args, fold, folds)
+            candidates = PenaltyCandidates("entry_weight_shrinkage", VALUES, fold, folds)
+            best = select_penalty(decoder, Q, y_fit, code, candidates).best
             if folds == 3:
                 seconds["warm"].append(time.perf_counter() - t0)
                 t0 = time.perf_counter()

@@ -43,7 +43,7 @@ FLOORS = [
     ),
     ("aggregation", "binary", "decision"),
     ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory"),
-    ("estimator", "precomputed", "path", "_decoder_selection"),
+    ("estimator", "precomputed", "path"),
     ("model_selection", "display"),
     ("experiments", "cli", "__main__"),
 ]
