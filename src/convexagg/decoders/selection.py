@@ -2,30 +2,27 @@
 on the outputs the decoder is fitted on: ``entry_weight_shrinkage`` or
 ``zero_entry_penalty``.
 
-How much a class may lean on a classifier differently from the other classes
-depends on the data set: on the Kull et al. suite the best fixed shrinkage for
-one set (0.001: balance-scale, segment, vowel) costs another (ecoli, glass:
-0.01), and the zero entries' best strength spans more than a factor of 64 (vowel,
-segment, car: 1.25 / n or weaker; ecoli, autos, cleveland: 80 / n). Given several
-values (:class:`PenaltyCandidates`, the ``candidates`` of :meth:`ConvexDecoder.fit
-<convexagg.ConvexDecoder.fit>`), each is scored by the log-loss of the aggregation
-fitted on :data:`PENALTY_CV_FOLDS` - 1 folds of the outputs, on the held-out fold,
-summed over the folds; the smallest wins (ties: the first), and the decoder is
-fitted at it on every row. The choice is part of that fit: the problem is validated
-once and its losses stored once, each fold takes its rows of them, and every solve
-(each value on each fold, then the fit at the chosen value) is a point of the fit's
-one solve loop (:func:`~convexagg.decoders.fitting.solve_path`). Within a fold the
-values are fitted in the order given, each fit warm-started from the same fold's fit
-of the value before (:class:`~convexagg.decoders.fitting.PointFrom`). The chosen
-value's fits also give every row's probabilities from weights not fitted on it
-(the decoder's ``held_out_proba_``, the estimator's ``oof_proba_``).
+How much the zero entries' weights should be held back depends on the data set: no
+single prior serves every set of the Kull et al. suite (small sets such as ecoli,
+autos and cleveland need 80 / n for ``n`` rows, the large ones gain most from the
+weakest). Given several values (:class:`PenaltyCandidates`, the ``candidates`` of
+:meth:`ConvexDecoder.fit <convexagg.ConvexDecoder.fit>`), each is scored by the
+log-loss of the aggregation fitted on :data:`PENALTY_CV_FOLDS` - 1 folds of the
+outputs, on the held-out fold, summed over the folds; the smallest wins (ties: the
+first), and the decoder is fitted at it on every row. The estimator's
+``zero_entry_penalty="auto"`` is such a choice among priors, from the strongest on,
+stopping at the first whose score rises (QUALITY.md, "Why the default is what it
+is"); a list of shrinkages is one too (QUALITY.md, "Settings measured that are not
+the default").
 
-On the Kull et al. suite the 3-fold choice among 0.01, 0.003 and 0.001 lowers the
-test log-loss on average and is worse on no set, where a fixed value is worse on some,
-and 5 folds do no better (QUALITY.md, "Choosing the shrinkage"); the shrinkage's
-"auto" (2 / n within [0.001, 0.01]) follows the same pattern at no cost, with less
-gain (QUALITY.md, "What the defaults are, and why"). The zero entries' choice:
-QUALITY.md, "Choosing the zero entries' strength".
+The choice is part of the decoder's fit: the problem is validated once and its losses
+stored once, each fold takes its rows of them, and every solve (each value on each
+fold, then the fit at the chosen value) is a point of the fit's one solve loop
+(:func:`~convexagg.decoders.fitting.solve_path`). Within a fold the values are fitted
+in the order given, each fit warm-started from the same fold's fit of the value before
+(:class:`~convexagg.decoders.fitting.PointFrom`). The chosen value's fits also give
+every row's probabilities from weights not fitted on it (the decoder's
+``held_out_proba_``, the estimator's ``oof_proba_``).
 """
 
 from __future__ import annotations
