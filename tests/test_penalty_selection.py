@@ -284,6 +284,11 @@ def test_the_decoder_chooses_then_fits_at_the_choice(zero_chosen):
     for name in ("entry_weights_", "zero_entry_weights_", "intercept_", "weights_"):
         np.testing.assert_array_equal(getattr(dec, name), getattr(plain, name))
     assert dec.n_iter_ == plain.n_iter_
+    # on a problem validated beforehand: the same fit
+    problem = clone(decoder).set_params(zero_entry_penalty=0.0).aggregation_problem(Q, y_fit, code)
+    again = clone(decoder).fit_problem(problem, candidates)
+    np.testing.assert_array_equal(again.zero_entry_weights_, dec.zero_entry_weights_)
+    np.testing.assert_array_equal(again.held_out_proba_, dec.held_out_proba_)
     # a fit without candidates keeps nothing of the last choice
     dec.fit(Q, y_fit, code)
     assert dec.candidate_scores_ is None and dec.held_out_proba_ is None

@@ -28,7 +28,7 @@ every row's probabilities from weights not fitted on it (the decoder's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
@@ -109,7 +109,7 @@ class PenaltyCandidates:
                 f"candidates can choose {sorted(CHOSEN_PENALTIES)}; got name={self.name!r}."
             )
         object.__setattr__(self, "values", check_candidates(self.name, self.values))
-        if not (isinstance(self.n_folds, int) and self.n_folds >= 2):
+        if not (isinstance(self.n_folds, Integral) and self.n_folds >= 2):
             raise ValueError(f"n_folds must be an int >= 2, got {self.n_folds!r}.")
 
 
