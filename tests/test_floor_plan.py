@@ -35,6 +35,7 @@ FLOORS = [
         "_dask",
         "_array_api",
         "_legacy",
+        "_folds",
         "validation",
         "codes",
         "losses",
@@ -42,7 +43,7 @@ FLOORS = [
     ),
     ("aggregation", "binary", "decision"),
     ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory"),
-    ("estimator", "precomputed", "path", "_decoder_selection"),
+    ("estimator", "precomputed", "path"),
     ("model_selection", "display"),
     ("experiments", "cli", "__main__"),
 ]

@@ -31,7 +31,6 @@ from ._array_api import (
 )
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
-from ._decoder_selection import CHOSEN_PENALTIES, check_candidates, select_penalty
 from ._docstrings import fill_doc
 from ._sklearn import fit_context, num_samples, routing_enabled
 from ._training import (
@@ -49,6 +48,7 @@ from ._utils import Reporter, restore_on_failure
 from .binary import column_seeds, predict_binaries, predict_binaries_on_device, predict_log_odds
 from .codes import CODE_NAMES, check_code_name, make_code_parts
 from .decoders import ConvexDecoder
+from .decoders.selection import CHOSEN_PENALTIES, PenaltyCandidates, check_candidates
 from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
@@ -510,8 +510,9 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         warm = copy.deepcopy(previous)  # the fitted state; the new parameters
         return warm.set_params(**{**decoder.get_params(deep=False), "warm_start": True})
 
-    def _fit_decoder(self, decoder, training, p):
-        """Fit ``decoder`` on the training outputs (the rows that have one)."""
+    def _fit_decoder(self, decoder, training, p, candidates=None):
+        """Fit ``decoder`` on the training outputs (the rows that have one); ``candidates``:
+        the values of a penalty it chooses among (:class:`~convexagg.ConvexDecoder`)."""
         Q, rows = take_rows(training.Q, training.rows), training.rows
         self._log(f"fitting {type(decoder).__name__} on {Q.shape[0]} x {Q.shape[1]} outputs")
         kwargs = {}
@@ -522,6 +523,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     "not take sample weights in fit."
                 )
             kwargs["sample_weight"] = take_rows(p.sample_weight, rows)
+        if candidates is not None:
+            kwargs["candidates"] = candidates
         return decoder.fit(Q, p.y[rows], p.code, output=p.output, **kwargs)
 
     def _train(self, p, warm=None):
@@ -601,14 +604,13 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         :mod:`convexagg.decision` calibrate on (cross-conformal sets), at the cost
         of at most one decoder pass over outputs computed anyway."""
         self.oof_proba_ = self.oof_fold_ = None
-        # a penalty chosen by cross-validation left each row's probabilities from the
-        # aggregation fitted on the other folds (ConvexAggregationClassifier)
-        held_out = self.__dict__.pop("_held_out_proba", None)
         if not self._fitted.plan.out_of_fold or not hasattr(decoder, "predict_proba"):
             return
         n = training.Q.shape[0]
         self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
-        proba = held_out
+        # a penalty chosen by cross-validation gives each row's probabilities from the
+        # aggregation fitted on the other folds (ConvexDecoder's held_out_proba_)
+        proba = getattr(decoder, "held_out_proba_", None)
         if proba is None:
             proba = decoder.predict_proba(take_rows(training.Q, training.rows))
         namespace = array_namespace(proba)  # array-API X: fitted attributes live on the host
@@ -1332,33 +1334,21 @@ default="auto"
         if auto:
             chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
         scores = dict.fromkeys(CHOSEN_PENALTIES)
-        self._held_out_proba = None  # the choice's, for oof_proba_ (_set_out_of_fold)
-        for name, values in chosen.items():
-            weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
-            Q, y = take_rows(training.Q, rows), p.y[rows]
+        candidates = None
+        for name, values in chosen.items():  # at most one (_penalty_candidates)
             self._log(f"choosing {name} among {list(values)}")
             # "auto"'s priors (then the only values chosen), strong to weak, are fitted until
             # the score rises (ZERO_ENTRY_PRIORS); a list given is scored whole
-            best, scores[name], self._held_out_proba = select_penalty(
-                decoder,
-                Q,
-                y,
-                p.code,
-                p.output,
-                weights,
-                name,
-                values,
-                p.plan.fold_seed,
-                stop_when_worse=auto,
-            )
-            decoder.set_params(**{name: values[best]})
-            self._log(f"{name}={values[best]:g}; held-out log-loss {scores[name]}")
+            candidates = PenaltyCandidates(name, values, p.plan.fold_seed, stop_when_worse=auto)
+        decoder = super()._fit_decoder(decoder, training, p, candidates)
+        if candidates is not None:  # the decoder reports its choice (verbose)
+            scores[candidates.name] = decoder.candidate_scores_
         if hasattr(self, "entry_weight_shrinkage"):  # not the CV estimator
             # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
             for name in CHOSEN_PENALTIES:
                 setattr(self, f"{name}_", getattr(decoder, name))
                 setattr(self, f"{name}_scores_", scores[name])
-        return super()._fit_decoder(decoder, training, p)
+        return decoder
 
     def _penalty_candidates(self):
         """``{name: values}`` for each penalty of ``CHOSEN_PENALTIES`` given as a list

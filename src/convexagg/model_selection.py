@@ -9,8 +9,9 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval
 
 from ._docstrings import fill_doc
+from ._folds import cv_splits
 from ._sklearn import fit_context
-from ._training import Plan, check_learners, cv_splits, rows_of, subproblem
+from ._training import Plan, check_learners, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
 from .aggregation import MAX_ALPHA
