@@ -44,7 +44,7 @@ FLOORS = [
     ("aggregation", "binary", "decision"),
     ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory"),
     ("estimator", "precomputed", "path"),
-    ("model_selection", "display"),
+    ("model_selection", "display", "export"),
     ("experiments", "cli", "__main__"),
 ]
 
