@@ -47,6 +47,16 @@ def _session(path):
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
+def _frame(X):
+    import pandas as pd
+
+    return pd.DataFrame(np.asarray(X, dtype=np.float64), columns=FEATURES)
+
+
+def _feeds(session, X):
+    return {i.name: X[:, [j]] for j, i in enumerate(session.get_inputs())}
+
+
 def _fails(capsys, argv, *fragments):
     assert main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -64,15 +74,17 @@ def test_export_then_serve_with_onnxruntime(fitted, tmp_path, capsys):
     out = tmp_path / "model.onnx"
     assert main(["export", str(fitted), "--out", str(out)]) == 0
     said = capsys.readouterr().out
-    assert said.startswith("exported ConvexAggregationClassifier (3 classes, 4 features, float64")
+    # fit's preprocessing imputes, and onnxruntime's Imputer runs in float32 only
+    assert said.startswith("exported ConvexAggregationClassifier (3 classes, 4 features, float32")
     assert str(out) in said
     model = cio.load(fitted)["model"]
     X = load_iris().data
     session = _session(out)
-    assert [i.name for i in session.get_inputs()] == ["X"]
-    labels, proba = session.run(None, {"X": X})
-    assert_allclose(proba, model.predict_proba(X), rtol=0, atol=1e-9)
-    assert_array_equal(labels, model.predict(X))  # the class names, as strings
+    # the preprocessing selects columns by name: one input per column, in the file's order
+    assert len(session.get_inputs()) == len(FEATURES)
+    labels, proba = session.run(None, _feeds(session, X.astype(np.float32)))
+    assert_allclose(proba, model.predict_proba(_frame(X)), rtol=0, atol=1e-5)
+    assert_array_equal(labels, model.predict(_frame(X)))  # the class names, as strings
     meta = {p.key: p.value for p in onnx.load(out).metadata_props}
     assert json.loads(meta["feature_names"]) == FEATURES
     assert json.loads(meta["target"]) == "species"
@@ -83,10 +95,11 @@ def test_float32_and_zipmap(fitted, tmp_path):
     assert main(["export", str(fitted), "--out", str(out), "--dtype", "float32", "--zipmap"]) == 0
     model = cio.load(fitted)["model"]
     X = load_iris().data.astype(np.float32)
-    labels, maps = _session(out).run(None, {"X": X})
+    session = _session(out)
+    labels, maps = session.run(None, _feeds(session, X))
     proba = np.array([[row[c] for c in model.classes_] for row in maps])
-    assert_allclose(proba, model.predict_proba(X), rtol=0, atol=1e-5)
-    assert_array_equal(labels, model.predict(X))
+    assert_allclose(proba, model.predict_proba(_frame(X)), rtol=0, atol=1e-5)
+    assert_array_equal(labels, model.predict(_frame(X)))
 
 
 def test_a_model_saved_from_python(tmp_path):
@@ -96,7 +109,7 @@ def test_a_model_saved_from_python(tmp_path):
     assert main(["export", str(tmp_path / "m.skops"), "--out", str(tmp_path / "m.onnx")]) == 0
     labels, proba = _session(tmp_path / "m.onnx").run(None, {"X": X})
     assert_allclose(proba, model.predict_proba(X), rtol=0, atol=1e-9)
-    assert_array_equal(labels, model.predict(X))
+    assert_array_equal(labels, model.predict(_frame(X)))
 
 
 def test_what_does_not_export_is_one_error_line_and_nothing_written(tmp_path, capsys):

@@ -34,6 +34,7 @@ FLOORS = [
         "_arguments",
         "_dask",
         "_array_api",
+        "_folds",
         "validation",
         "codes",
         "losses",
@@ -41,8 +42,8 @@ FLOORS = [
     ),
     ("aggregation", "binary", "decision"),
     ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory"),
-    ("estimator", "precomputed", "path", "_decoder_selection"),
-    ("model_selection", "display"),
+    ("estimator", "precomputed", "path"),
+    ("model_selection", "display", "export"),
     ("experiments", "cli", "__main__"),
 ]
 

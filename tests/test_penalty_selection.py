@@ -1,5 +1,6 @@
 """``entry_weight_shrinkage`` or ``zero_entry_penalty`` as a list: the value chosen by
-cross-validation on the decoder's training outputs.
+cross-validation on the decoder's training outputs (``ConvexDecoder.fit`` with
+``candidates``).
 
 Checked against an independent loop: cold fits of ``ConvexDecoder`` with each value
 on scikit-learn's folds, scored by ``sklearn.metrics.log_loss``.
@@ -14,7 +15,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import scale
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
-from convexagg._decoder_selection import PENALTY_CV_FOLDS, select_penalty
+from convexagg.decoders.selection import PENALTY_CV_FOLDS, PenaltyCandidates, select_penalty
 from convexagg.estimator import ZERO_ENTRY_PRIORS
 from convexagg.solvers import ProjectedNewton
 
@@ -99,36 +100,35 @@ def test_stopping_when_worse_is_the_first_minimum_of_the_whole_scan(wine):
     code, decoder = clf.code_matrix_, clf.decoder_  # the default's model, zero entries and all
     values = tuple(c / y_fit.size for c in (320.0, 80.0, 20.0, 5.0, 1.25, 0.3))
     name = "zero_entry_penalty"
-    whole = select_penalty(decoder, Q, y_fit, code, "proba", None, name, values, 0)
-    stopped = select_penalty(
-        decoder, Q, y_fit, code, "proba", None, name, values, 0, stop_when_worse=True
-    )
-    rises = np.flatnonzero(np.diff(whole[1]) > 0)
+    whole = select_penalty(decoder, Q, y_fit, code, PenaltyCandidates(name, values, 0))
+    stop = PenaltyCandidates(name, values, 0, stop_when_worse=True)
+    stopped = select_penalty(decoder, Q, y_fit, code, stop)
+    rises = np.flatnonzero(np.diff(whole.scores) > 0)
     assert rises.size and rises[0] + 2 < len(values)  # the scan does stop early here
     fitted = rises[0] + 2
-    np.testing.assert_array_equal(stopped[1][:fitted], whole[1][:fitted])
-    assert np.isnan(stopped[1][fitted:]).all()
-    assert stopped[0] == int(np.argmin(whole[1][:fitted]))
-    if stopped[0] == whole[0]:  # the same choice: the same cross-fitted probabilities
-        np.testing.assert_array_equal(stopped[2], whole[2])
+    np.testing.assert_array_equal(stopped.scores[:fitted], whole.scores[:fitted])
+    assert np.isnan(stopped.scores[fitted:]).all()
+    assert stopped.best == int(np.argmin(whole.scores[:fitted]))
+    if stopped.best == whole.best:  # the same choice: the same cross-fitted probabilities
+        np.testing.assert_array_equal(stopped.held_out_proba, whole.held_out_proba)
 
 
 def test_weights_enter_the_fits_and_the_scores(wine):
     X, y = wine
     clf = ConvexAggregationClassifier(code="ovo", random_state=0).fit(X, y)
     Q, y_fit, _ = clf.training_outputs(X, y)
-    code, values = clf.code_matrix_, tuple(VALUES)
+    code, candidates = clf.code_matrix_, PenaltyCandidates(NAME, VALUES, 0)
     decoder = ConvexDecoder(alpha=1e-3, fit_intercept=True)
-    plain = select_penalty(decoder, Q, y_fit, code, "proba", None, NAME, values, 0)
+    plain = select_penalty(decoder, Q, y_fit, code, candidates)
     doubled = select_penalty(
-        decoder, Q, y_fit, code, "proba", np.full(y.size, 2.0), NAME, values, 0
+        decoder, Q, y_fit, code, candidates, sample_weight=np.full(y.size, 2.0)
     )
-    assert plain[0] == doubled[0]
-    np.testing.assert_allclose(plain[1], doubled[1], rtol=1e-6)
+    assert plain.best == doubled.best
+    np.testing.assert_allclose(plain.scores, doubled.scores, rtol=1e-6)
     # no weight on one class's rows: other fits, other scores
     w = np.where(y_fit == 2, 0.0, 1.0)
-    _, weighted, _ = select_penalty(decoder, Q, y_fit, code, "proba", w, NAME, values, 0)
-    assert not np.allclose(weighted, plain[1])
+    weighted = select_penalty(decoder, Q, y_fit, code, candidates, sample_weight=w)
+    assert not np.allclose(weighted.scores, plain.scores)
 
 
 def test_a_class_smaller_than_the_folds(wine):
@@ -217,7 +217,10 @@ def test_oof_proba_comes_from_the_choice_fits_on_the_other_folds(wine, zero_chos
     np.testing.assert_allclose(clf.oof_proba_, expected, atol=1e-7)
     # not the decoder fitted on these rows: its probabilities are another model's
     assert np.abs(clf.oof_proba_ - clf.decoder_.predict_proba(Q)).max() > 1e-2
-    assert not hasattr(clf, "_held_out_proba")  # nothing of the choice is kept
+    # the decoder's record of its choice, not a side channel of the estimator
+    np.testing.assert_array_equal(clf.oof_proba_, clf.decoder_.held_out_proba_)
+    np.testing.assert_array_equal(clf.zero_entry_penalty_scores_, clf.decoder_.candidate_scores_)
+    assert not hasattr(clf, "_held_out_proba")
     X, y = wine
     plain = clone(clf).set_params(zero_entry_penalty=None).fit(X, y)
     Q, _, _ = plain.training_outputs(X, y)
@@ -261,3 +264,76 @@ def test_the_zero_entry_strength_used_is_always_reported(wine):
     assert clf.set_params(zero_entry_penalty=0.5).fit(X, y).zero_entry_penalty_ == 0.5
     assert clf.zero_entry_penalty_scores_ is None
     assert clf.set_params(zero_entry_penalty=None).fit(X, y).zero_entry_penalty_ is None
+
+
+def test_the_decoder_chooses_then_fits_at_the_choice(zero_chosen):
+    """``ConvexDecoder.fit`` with candidates: the choice of ``select_penalty``, then a fit
+    at the chosen value equal, bit for bit, to a plain fit at it (the same losses,
+    stored once, and the same start)."""
+    _, Q, y_fit = zero_chosen
+    code = zero_chosen[0].code_matrix_
+    decoder = ConvexDecoder(entry_weight_shrinkage=0.01, fit_intercept=True)
+    candidates = PenaltyCandidates("zero_entry_penalty", ZERO_VALUES, random_state=0)
+    dec = clone(decoder).fit(Q, y_fit, code, candidates=candidates)
+    choice = select_penalty(decoder, Q, y_fit, code, candidates)
+    assert dec.zero_entry_penalty == ZERO_VALUES[choice.best]  # set to the chosen value
+    np.testing.assert_array_equal(dec.candidate_scores_, choice.scores)
+    np.testing.assert_array_equal(dec.held_out_proba_, choice.held_out_proba)
+    plain = clone(decoder).set_params(zero_entry_penalty=dec.zero_entry_penalty)
+    plain.fit(Q, y_fit, code)
+    for name in ("entry_weights_", "zero_entry_weights_", "intercept_", "weights_"):
+        np.testing.assert_array_equal(getattr(dec, name), getattr(plain, name))
+    assert dec.n_iter_ == plain.n_iter_
+    # on a problem validated beforehand: the same fit
+    problem = clone(decoder).set_params(zero_entry_penalty=0.0).aggregation_problem(Q, y_fit, code)
+    again = clone(decoder).fit_problem(problem, candidates)
+    np.testing.assert_array_equal(again.zero_entry_weights_, dec.zero_entry_weights_)
+    np.testing.assert_array_equal(again.held_out_proba_, dec.held_out_proba_)
+    # a fit without candidates keeps nothing of the last choice
+    dec.fit(Q, y_fit, code)
+    assert dec.candidate_scores_ is None and dec.held_out_proba_ is None
+
+
+def test_the_choice_scores_by_likelihood_and_fits_the_formulation(zero_chosen):
+    """Another formulation: the values are scored by the likelihood's held-out log-loss
+    and the decoder is fitted by its own criterion (the stiffness continuation) at the
+    chosen value, as a plain fit at it."""
+    clf, Q, y_fit = zero_chosen
+    code = clf.code_matrix_
+    decoder = ConvexDecoder(formulation="stiffness", tau=10.0, entry_weight_shrinkage=0.01)
+    candidates = PenaltyCandidates("zero_entry_penalty", ZERO_VALUES, random_state=0)
+    dec = clone(decoder).fit(Q, y_fit, code, candidates=candidates)
+    likelihood = clone(decoder).set_params(formulation="likelihood", tau=None)
+    choice = select_penalty(likelihood, Q, y_fit, code, candidates)
+    np.testing.assert_array_equal(dec.candidate_scores_, choice.scores)
+    plain = clone(decoder).set_params(zero_entry_penalty=ZERO_VALUES[choice.best])
+    plain.fit(Q, y_fit, code)
+    np.testing.assert_array_equal(dec.entry_weights_, plain.entry_weights_)
+    np.testing.assert_array_equal(dec.stage_n_iter_, plain.stage_n_iter_)
+
+
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        (lambda: PenaltyCandidates("alpha", [1.0, 0.1]), ValueError, "candidates can choose"),
+        (lambda: PenaltyCandidates(NAME, [0.1]), ValueError, "give at least two finite"),
+        (lambda: PenaltyCandidates(NAME, VALUES, n_folds=1), ValueError, "n_folds must be"),
+        (lambda: {NAME: VALUES}, TypeError, "candidates must be a PenaltyCandidates"),
+        # zero entries need entry weights, which the decoder does not have
+        (lambda: PenaltyCandidates("zero_entry_penalty", ZERO_VALUES), ValueError, "needs entry"),
+    ],
+)
+def test_bad_candidates_raise(zero_chosen, make, error, message):
+    _, Q, y_fit = zero_chosen
+    with pytest.raises(error, match=message):
+        ConvexDecoder().fit(Q, y_fit, zero_chosen[0].code_matrix_, candidates=make())
+
+
+def test_candidates_need_in_memory_outputs(zero_chosen):
+    da = pytest.importorskip("dask.array")
+    _, Q, y_fit = zero_chosen
+    candidates = PenaltyCandidates(NAME, VALUES)
+    with pytest.raises(ValueError, match="candidates are chosen on in-memory NumPy outputs"):
+        ConvexDecoder().fit(
+            da.from_array(Q), y_fit, zero_chosen[0].code_matrix_, candidates=candidates
+        )

@@ -24,6 +24,7 @@ from convexagg.binary import fit_binaries, predict_binaries
 from convexagg.codes import make_code
 from convexagg.datasets import make_broken_classifier_outputs
 from convexagg.decoders import base, fitting
+from convexagg.decoders.selection import PENALTY_CV_FOLDS, PenaltyCandidates
 from convexagg.solvers import ProjectedNewton, SolverConfig, uniform_start
 from convexagg.solvers.contract import OPTIONAL, REQUIRED
 
@@ -120,18 +121,39 @@ def test_a_warm_started_refit_is_one_loop_from_the_previous_solution(monkeypatch
     assert dec.n_iter_ < first  # started at the solution
 
 
-def test_the_estimator_fit_and_fit_decoder_are_one_check_and_one_loop(monkeypatch, iris):
+def _choice_solves(clf):
+    """The solves of the zero entries' choice: each prior fitted on each of its folds."""
+    scores = clf.zero_entry_penalty_scores_
+    assert scores is not None  # the default chose the zero entries' strength
+    return int(np.count_nonzero(~np.isnan(scores))) * PENALTY_CV_FOLDS
+
+
+@pytest.mark.parametrize("params", [{}, {"zero_entry_penalty": None}])
+def test_the_estimator_fit_and_fit_decoder_are_one_check_and_one_loop(monkeypatch, iris, params):
+    """The default fit (the zero entries' strength chosen by cross-validation, then the
+    fit at it) validates its outputs once and solves every fit in one loop."""
     X, y = iris
-    # without the zero entries' choice, which solves a path on each of its folds
     clf = ConvexAggregationClassifier(
-        LogisticRegression(max_iter=500), cv=3, random_state=0, zero_entry_penalty=None
+        LogisticRegression(max_iter=500), cv=3, random_state=0, **params
     )
     with spies(monkeypatch) as s:
         clf.fit(X, y)
-    _one(s)
+    choice = _choice_solves(clf) if not params else 0
+    _one(s, choice + 1)
     with spies(monkeypatch) as s:
         clf.set_params(alpha=1e-2).fit_decoder(X, y)
-    _one(s)
+    choice = _choice_solves(clf) if not params else 0
+    _one(s, choice + 1)
+
+
+def test_a_decoder_fit_with_candidates_is_one_check_and_one_loop(monkeypatch, outputs):
+    Q, y, code = outputs
+    values = (3.0, 0.1, 0.003)
+    candidates = PenaltyCandidates("zero_entry_penalty", values, random_state=0)
+    dec = ConvexDecoder(entry_weight_shrinkage=0.01)
+    with spies(monkeypatch) as s:
+        dec.fit(Q, y, code, candidates=candidates)
+    _one(s, len(values) * PENALTY_CV_FOLDS + 1)
 
 
 def test_the_path_is_one_check_and_one_loop_over_its_alphas(monkeypatch, outputs):

@@ -3,6 +3,7 @@
 import re
 import sys
 
+import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
@@ -49,7 +50,12 @@ def test_level_1_a_line_per_stage(iris, capsys):
     for f, line in enumerate(folds, 1):  # LogisticRegression: each column's folds in turn
         assert re.search(rf"binaries: {3 * f} of 9 trained {CHAINED}{ELAPSED}", line), line
     assert own[-1] == "[ConvexAggregationClassifier] fitting ConvexDecoder on 150 x 3 outputs"
-    (weights,) = _lines(captured.out, "ConvexDecoder")  # no solver iterations at level 1
+    assert own[-2].startswith("[ConvexAggregationClassifier] choosing zero_entry_penalty among")
+    # the decoder's choice, then its weights; no solver iterations at level 1
+    choice, weights = _lines(captured.out, "ConvexDecoder")
+    value, scores = clf.zero_entry_penalty_, clf.zero_entry_penalty_scores_
+    assert choice.startswith(f"[ConvexDecoder] zero_entry_penalty={value:g} chosen by 3-fold")
+    assert choice.endswith(f"held-out log-loss of each value {scores}")
     assert weights == (
         f"[ConvexDecoder] weights: {clf.n_iter_} iterations, final objective "
         f"{clf.decoder_.objective_:.6g}, converged"
@@ -74,8 +80,13 @@ def test_level_2_adds_each_binary_and_the_solver_iterations(iris, capsys):
     clf, captured = _fit(iris, capsys, cv=3, verbose=2)
     expected = [f"binaries: {k} of 9 trained {CHAINED_TEXT}" for k in range(1, 10)]
     assert _binary_lines(captured.out) == expected
-    iterations = [line for line in captured.out.splitlines() if "] iteration " in line]
-    assert len(iterations) == clf.n_iter_ + 1  # the start and each iteration
+    lines = captured.out.splitlines()
+    # a line per fit of the zero entries' choice (each prior fitted, on each of 3 folds)
+    folds = [k for k, line in enumerate(lines) if re.search(r"zero_entry_penalty=\S+, fold", line)]
+    assert len(folds) == 3 * np.count_nonzero(~np.isnan(clf.zero_entry_penalty_scores_))
+    # the final fit's: the start and each iteration
+    iterations = [line for line in lines[folds[-1] :] if "] iteration " in line]
+    assert len(iterations) == clf.n_iter_ + 1
     assert all(line.startswith("[ConvexDecoder] iteration") for line in iterations)
     assert f"[ConvexDecoder] weights: {clf.n_iter_} iterations" in captured.out
 
@@ -83,7 +94,8 @@ def test_level_2_adds_each_binary_and_the_solver_iterations(iris, capsys):
 def test_in_sample_and_refitted_binaries_are_reported(iris, capsys):
     _, captured = _fit(iris, capsys, cv="in_sample", verbose=1)
     assert re.search(rf"binaries: 3 of 3 trained{ELAPSED}", captured.out, re.M)
-    assert "fold" not in captured.out
+    # no folds for the binaries (the decoder's choice of the zero entries has its own)
+    assert not any("fold" in line for line in _lines(captured.out, "ConvexAggregationClassifier"))
     _, captured = _fit(iris, capsys, cv=3, ensemble=False, verbose=1)
     assert len(re.findall(rf"binaries: \d of 9 trained {CHAINED}", captured.out)) == 3
     assert re.search(rf"binaries on all rows: 3 of 3 trained{ELAPSED}", captured.out, re.M)

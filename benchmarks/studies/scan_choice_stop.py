@@ -26,7 +26,7 @@ from lib import common as C  # noqa: E402
 from lib import kull as K  # noqa: E402
 from lib import refit_scans as S  # noqa: E402
 
-from convexagg._decoder_selection import select_penalty  # noqa: E402
+from convexagg.decoders.selection import PenaltyCandidates, select_penalty  # noqa: E402
 from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
 
 
@@ -34,10 +34,13 @@ def scan_fold(clf, X_tr, y_tr):
     """``{"scores", "whole", "stopped", "fitted"}`` of one fitted default."""
     Q, y_fit, _ = clf.training_outputs(X_tr, y_tr)
     values = tuple(c / len(y_fit) for c in ZERO_ENTRY_PRIORS)
-    args = (clf.decoder_, Q, y_fit, clf.code_matrix_, clf.binary_output_, None)
-    args += ("zero_entry_penalty", values, clf._fold_seed)
-    whole, scores, _ = select_penalty(*args)
-    stopped, stopped_scores, _ = select_penalty(*args, stop_when_worse=True)
+    args = (clf.decoder_, Q, y_fit, clf.code_matrix_)
+    name, seed, output = "zero_entry_penalty", clf._fold_seed, clf.binary_output_
+    whole_choice = select_penalty(*args, PenaltyCandidates(name, values, seed), output)
+    stop = PenaltyCandidates(name, values, seed, stop_when_worse=True)
+    stopped_choice = select_penalty(*args, stop, output)
+    whole, scores = whole_choice.best, whole_choice.scores
+    stopped, stopped_scores = stopped_choice.best, stopped_choice.scores
     fitted = int(np.count_nonzero(np.isfinite(stopped_scores)))
     if not np.array_equal(stopped_scores[:fitted], scores[:fitted]):
         raise AssertionError("the stopped choice's fits differ from the whole scan's")

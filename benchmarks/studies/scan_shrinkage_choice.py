@@ -32,7 +32,8 @@ from lib import kull as K  # noqa: E402
 from lib import refit_scans as S  # noqa: E402
 from lib.methods import library_default  # noqa: E402
 
-from convexagg._decoder_selection import _folds, select_penalty  # noqa: E402
+from convexagg._folds import shuffled_splits  # noqa: E402
+from convexagg.decoders.selection import PenaltyCandidates, select_penalty  # noqa: E402
 
 VALUES = (0.01, 0.003, 0.001)  # 0.01 first: ties keep it
 FIXED = VALUES[1:]
@@ -44,7 +45,7 @@ PRIORS = (0.5, 1.0, 2.0, 3.0)
 def _cold_choice(decoder, Q, y, code, seed):
     """The 3-fold choice with every fit started cold, its losses computed anew (for the
     timing only)."""
-    for train, _ in _folds(y, seed, 3).split(Q, y):
+    for train, _ in shuffled_splits(y, 3, seed):
         for value in VALUES:
             clone(decoder).set_params(entry_weight_shrinkage=value).fit(Q[train], y[train], code)
 
@@ -78,8 +79,8 @@ def scan_set(name, kull_dir):
             scores.setdefault(f"{c:g}/n", []).append(score(value))
         for folds in (3, 5):
             t0 = time.perf_counter()
-            args = (decoder, Q, y_fit, code, "proba", None, "entry_weight_shrinkage", VALUES)
-            best, _, _ = select_penalty(*args, fold, folds)
+            candidates = PenaltyCandidates("entry_weight_shrinkage", VALUES, fold, folds)
+            best = select_penalty(decoder, Q, y_fit, code, candidates).best
             if folds == 3:
                 seconds["warm"].append(time.perf_counter() - t0)
                 t0 = time.perf_counter()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lib import common as C  # noqa: E402
 from lib import refit_scans as S  # noqa: E402
 
-from convexagg._decoder_selection import select_penalty  # noqa: E402
+from convexagg.decoders.selection import PenaltyCandidates, select_penalty  # noqa: E402
 from convexagg.estimator import ZERO_ENTRY_PRIORS  # noqa: E402
 
 # fixed strengths (absolute, as column_penalty) and priors c / n (n: the rows fitted on)
@@ -55,17 +55,8 @@ def scan_set(name, kull_dir):
         # "auto": the estimator's choice, on the rows and folds it would use
         values = tuple(c / len(y_fit) for c in ZERO_ENTRY_PRIORS)
         zero = clone(decoder).set_params(zero_entry_penalty=values[0])
-        best, _, _ = select_penalty(
-            zero,
-            Q,
-            y_fit,
-            clf.code_matrix_,
-            "proba",
-            None,
-            "zero_entry_penalty",
-            values,
-            clf._fold_seed,
-        )
+        candidates = PenaltyCandidates("zero_entry_penalty", values, clf._fold_seed)
+        best = select_penalty(zero, Q, y_fit, clf.code_matrix_, candidates).best
         strengths["auto (chosen)"] = values[best]
         for key, strength in strengths.items():
             refit = clone(decoder).set_params(zero_entry_penalty=strength)

@@ -25,17 +25,16 @@ One home for what ``fit``, ``fit_decoder`` and the CV estimator's fit share:
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from ._array_api import array_namespace, take_rows
+from ._folds import cv_splits
 from ._sklearn import check_method_params, num_samples
 from .binary import (
     binary_output_kind,
@@ -53,7 +52,6 @@ __all__ = [
     "Problem",
     "Training",
     "check_learners",
-    "cv_splits",
     "decoder_outputs",
     "fit_parameters",
     "member_outputs",
@@ -106,7 +104,7 @@ class Plan:
     kind: str
     splitter: object = None  # the cv of out-of-fold outputs (int, splitter or iterable)
     ensemble: bool = False
-    fold_seed: int | None = None  # shuffles the folds of an int cv (see cv_splits)
+    fold_seed: int | None = None  # shuffles the folds of an int cv (see _folds.cv_splits)
 
     @property
     def prefit(self):
@@ -189,12 +187,6 @@ class Fitted:
     members: list
     tests: list | None = None  # an ensemble's test rows, one array per member
     n_samples: int = 0  # the rows of fit
-
-
-_CV_REMEDY = (
-    "pass fewer folds (cv=k with k at most the number of samples of the smallest class) "
-    "or cv='in_sample' (weights fit on in-sample outputs)"
-)
 
 
 def _names(n_columns, per_column):
@@ -442,37 +434,6 @@ def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
     # 18,000 x 351 outputs: 0.1 s, mostly fresh pages)
     rows = slice(None) if covered.all() else np.flatnonzero(covered)
     return members, Q, rows, [test for _, test in splits]
-
-
-def cv_splits(cv, X, y, params, name="cv", remedy=_CV_REMEDY, seed=None):
-    """The ``(train, test)`` splits of the cv parameter ``name`` on ``(X, y)``, as a list
-    (a one-shot iterable is read once). An int is that many stratified folds shuffled
-    by ``seed``, not scikit-learn's folds in row order: the outputs on them stand in for
-    the outputs on new rows, and folds in row order make them depend on how the rows
-    were sorted (a file sorted by speaker or enumerating attribute values gives folds
-    unlike a random test part; QUALITY.md, "The second switch"). The splitter's own errors
-    (e.g. stratified folds with more folds than members of every class) are raised
-    naming ``name`` and ``remedy``, since the user set ``name``, not scikit-learn's
-    ``n_splits``."""
-    if isinstance(cv, numbers.Integral) and cv > len(y):
-        raise ValueError(
-            f"{name}={cv} folds need at least {cv} training samples, got {len(y)}; {remedy}."
-        )
-    splitter = cv
-    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-        splitter = StratifiedKFold(cv, shuffle=True, random_state=seed)
-    try:
-        splits = list(check_cv(splitter, y, classifier=True).split(X, y, **params))
-    except ValueError as e:
-        raise ValueError(
-            f"{name}={cv!r} cannot split these {len(y)} samples ({e}); {remedy}."
-        ) from e
-    if not splits:
-        raise ValueError(
-            f"{name}={cv!r} gave no splits; an iterator of splits is used up by one fit: "
-            "pass a list of (train, test) pairs or a splitter such as KFold."
-        )
-    return splits
 
 
 def rows_of(X, params, rows):

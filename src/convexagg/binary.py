@@ -63,6 +63,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import validate_data
 
 from ._array_api import array_namespace, on_host, take_rows
+from ._folds import cv_splits
 from ._sklearn import check_method_params, num_samples
 
 __all__ = [
@@ -1281,7 +1282,7 @@ def out_of_fold_outputs(
     Q : ndarray of shape (n_samples, n_classifiers)
         The out-of-fold outputs.
     """
-    splits = list(cv.split(X, y))
+    splits = cv_splits(cv, X, y, {})
     _, Q, covered = fold_binaries(
         estimator, X, y, code, splits, output, n_jobs, seeds, fit_params, keep=False
     )

@@ -1008,6 +1008,33 @@ def _predict(args):
     return 0
 
 
+def _selects_columns(model):
+    from sklearn.compose import ColumnTransformer
+
+    steps = [step for _, step in getattr(model, "steps", [])]
+    return any(isinstance(step, ColumnTransformer) for step in steps)
+
+
+def _export_sample(model, features, kinds):
+    """One row shaped like what ``predict`` gives the model: for a model that selects
+    columns by name (``fit``'s preprocessing) a frame, one graph input per column (texts
+    as strings), else None (one numeric input ``X``)."""
+    if features is None or not _selects_columns(model):
+        return None
+    import pandas as pd
+
+    categorical = [] if kinds is None else kinds.categorical
+
+    return pd.DataFrame(
+        {
+            f: pd.Series(
+                [""] if f in categorical else [0.0], dtype=object if f in categorical else "float64"
+            )
+            for f in features
+        }
+    )
+
+
 def _export(args):
     import json
 
@@ -1022,8 +1049,13 @@ def _export(args):
     loaded = load(args.model)
     if not isinstance(loaded, dict) and hasattr(loaded, "fit"):  # saved from Python
         check_is_fitted(loaded)
-    model, features, target, _, _ = _unbundle(loaded, args.model)
-    onx = to_onnx(model, dtype=args.dtype, options={"zipmap": args.zipmap})
+    model, features, target, _, _, kinds = _unbundle(loaded, args.model)
+    onx = to_onnx(
+        model,
+        _export_sample(model, features, kinds),
+        dtype=args.dtype,
+        options={"zipmap": args.zipmap},
+    )
     names = features or [f"x{j}" for j in range(model.n_features_in_)]
     meta = {"feature_names": json.dumps(names), "target": json.dumps(target)}
     for key, value in meta.items():
@@ -1033,7 +1065,8 @@ def _export(args):
         f.write(data)
     double = onx.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.DOUBLE
     print(
-        f"exported {type(model).__name__} ({model.classes_.size} classes, "
+        f"exported {type(model[-1] if hasattr(model, 'steps') else model).__name__} "
+        f"({model.classes_.size} classes, "
         f"{model.n_features_in_} features, {'float64' if double else 'float32'} input) "
         f"to {args.out}: {len(data)} bytes"
     )

@@ -32,7 +32,6 @@ from ._array_api import (
 )
 from ._binary_selection import check_param_grid, learners_with, select_binaries
 from ._dask import is_dask_array, map_row_blocks
-from ._decoder_selection import CHOSEN_PENALTIES, check_candidates, select_penalty
 from ._docstrings import fill_doc
 from ._sklearn import fit_context, num_samples, routing_enabled
 from ._training import (
@@ -56,6 +55,7 @@ from .binary import (
 )
 from .codes import CODE_NAMES, check_code_name, make_code_parts
 from .decoders import ConvexDecoder
+from .decoders.selection import CHOSEN_PENALTIES, PenaltyCandidates, check_candidates
 from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
 
 __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
@@ -63,7 +63,7 @@ __all__ = ["CodeMatrixClassifier", "ConvexAggregationClassifier"]
 # entry_weight_shrinkage="auto" with penalty="l2": this prior over the number of rows the
 # weights are fitted on (a fixed prior on the summed log-likelihood), kept within
 # ENTRY_WEIGHT_SHRINKAGE_RANGE: small sets keep 0.01, large ones get 0.001 (QUALITY.md,
-# "What the defaults are, and why")
+# "Why the default is what it is")
 DEFAULT_ENTRY_WEIGHT_PRIOR = 2.0
 ENTRY_WEIGHT_SHRINKAGE_RANGE = (0.001, 0.01)
 # column_penalty="auto": the strength on the one-vs-rest columns of a combined code
@@ -525,8 +525,10 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         decoder's parameters that depend on them first."""
         return self._fit_on_outputs(decoder, training, p)
 
-    def _fit_on_outputs(self, decoder, training, p):
-        """Fit ``decoder``, as it is, on the training outputs (the rows that have one)."""
+    def _fit_on_outputs(self, decoder, training, p, candidates=None):
+        """Fit ``decoder``, as it is, on the training outputs (the rows that have one);
+        ``candidates``: the values of a penalty it chooses among
+        (:class:`~convexagg.ConvexDecoder`)."""
         Q, rows = take_rows(training.Q, training.rows), training.rows
         self._log(f"fitting {type(decoder).__name__} on {Q.shape[0]} x {Q.shape[1]} outputs")
         kwargs = {}
@@ -537,6 +539,8 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     "not take sample weights in fit."
                 )
             kwargs["sample_weight"] = take_rows(p.sample_weight, rows)
+        if candidates is not None:
+            kwargs["candidates"] = candidates
         return decoder.fit(Q, p.y[rows], p.code, output=p.output, **kwargs)
 
     def _train(self, p, warm=None):
@@ -617,14 +621,13 @@ class CodeMatrixClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         :mod:`convexagg.decision` calibrate on (cross-conformal sets), at the cost
         of at most one decoder pass over outputs computed anyway."""
         self.oof_proba_ = self.oof_fold_ = None
-        # a penalty chosen by cross-validation left each row's probabilities from the
-        # aggregation fitted on the other folds (ConvexAggregationClassifier)
-        held_out = self.__dict__.pop("_held_out_proba", None)
         if not self._fitted.plan.out_of_fold or not hasattr(decoder, "predict_proba"):
             return
         n = training.Q.shape[0]
         self.oof_proba_ = np.full((n, len(self.classes_)), np.nan)
-        proba = held_out
+        # a penalty chosen by cross-validation gives each row's probabilities from the
+        # aggregation fitted on the other folds (ConvexDecoder's held_out_proba_)
+        proba = getattr(decoder, "held_out_proba_", None)
         if proba is None:
             proba = decoder.predict_proba(take_rows(training.Q, training.rows))
         namespace = array_namespace(proba)  # array-API X: fitted attributes live on the host
@@ -1168,15 +1171,18 @@ class ConvexAggregationBase(CodeMatrixClassifier):
             )
 
     def _fit_decoder(self, decoder, training, p):
-        return self._fit_on_outputs(self._resolve_penalties(decoder, training, p), training, p)
+        decoder, candidates = self._resolve_penalties(decoder, training, p)
+        decoder = self._fit_on_outputs(decoder, training, p, candidates)
+        self._record_choice(decoder, candidates, candidates and decoder.candidate_scores_)
+        return decoder
 
     def _resolve_penalties(self, decoder, training, p):
-        """``decoder`` with the penalties that depend on the training outputs resolved:
-        ``entry_weight_shrinkage="auto"`` for their number of rows, the penalty given as a
-        list or ``zero_entry_penalty="auto"`` chosen by cross-validation on them (at
-        :meth:`_choice_alpha`). Sets ``entry_weight_shrinkage_``,
-        ``zero_entry_penalty_`` and their ``_scores_``, and the choice's held-out
-        probabilities for ``oof_proba_``."""
+        """``(decoder, candidates)``: ``decoder`` with ``entry_weight_shrinkage="auto"``
+        resolved for the number of training outputs, and the values among which the
+        decoder's fit chooses a penalty by cross-validation on them
+        (:class:`~convexagg.decoders.selection.PenaltyCandidates`, its ``held_out_proba_``
+        then ``oof_proba_``): the penalty given as a list, or ``zero_entry_penalty="auto"``'s
+        priors where the zero entries apply; None when nothing is chosen."""
         # the "auto" priors hold for the rows the weights are fitted on: their number, or
         # the sum of their sample weights (integer weights fit as repeated rows)
         rows = training.rows
@@ -1193,34 +1199,24 @@ class ConvexAggregationBase(CodeMatrixClassifier):
         )
         if auto:
             chosen["zero_entry_penalty"] = tuple(c / n_rows for c in ZERO_ENTRY_PRIORS)
-        scores = dict.fromkeys(CHOSEN_PENALTIES)
-        self._held_out_proba = None  # the choice's, for oof_proba_ (_set_out_of_fold)
-        alpha = self._choice_alpha()
-        for name, values in chosen.items():
-            weights = None if p.sample_weight is None else take_rows(p.sample_weight, rows)
-            Q, y = take_rows(training.Q, rows), p.y[rows]
+        candidates = None
+        for name, values in chosen.items():  # at most one (_penalty_candidates)
             shown = ", ".join(f"{v:.3g}" for v in values)
-            self._log(f"choosing {name} among [{shown}] at alpha={alpha:g}")
+            self._log(f"choosing {name} among [{shown}] at alpha={self._choice_alpha():g}")
             # "auto"'s priors (then the only values chosen), strong to weak, are fitted until
             # the score rises (ZERO_ENTRY_PRIORS); a list given is scored whole
-            best, scores[name], self._held_out_proba = select_penalty(
-                clone(decoder).set_params(alpha=alpha),
-                Q,
-                y,
-                p.code,
-                p.output,
-                weights,
-                name,
-                values,
-                p.plan.fold_seed,
-                stop_when_worse=auto,
-            )
-            decoder.set_params(**{name: values[best]})
-            self._log(f"{name}={values[best]:g}; held-out log-loss {scores[name]}")
-        # fit is all-or-nothing (restore_on_failure): these go with the rest of the fit
+            candidates = PenaltyCandidates(name, values, p.plan.fold_seed, stop_when_worse=auto)
+        return decoder, candidates
+
+    def _record_choice(self, decoder, candidates=None, scores=None):
+        """``entry_weight_shrinkage_``, ``zero_entry_penalty_`` (the values ``decoder``'s
+        weights are fitted with) and their ``_scores_`` (``scores``, of the penalty
+        ``candidates`` chose). Fit is all-or-nothing (restore_on_failure): these go with
+        the rest of the fit."""
         for name in CHOSEN_PENALTIES:
             setattr(self, f"{name}_", getattr(decoder, name))
-            setattr(self, f"{name}_scores_", scores[name])
+            chosen = candidates is not None and candidates.name == name
+            setattr(self, f"{name}_scores_", scores if chosen else None)
         return decoder
 
     def _penalty_candidates(self):

@@ -641,6 +641,16 @@ def _sample(X, dtype):
     return X[:1].astype(dtype) if X.dtype.kind in "biuf" else X[:1]
 
 
+def _check_runs(onx):
+    """Build an onnxruntime session of ``onx`` where onnxruntime is installed: some
+    operators pass the checker in float64 but have no float64 kernel (``Imputer``)."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return
+    onnxruntime.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
 def to_onnx(
     model,
     X_sample=None,
@@ -674,7 +684,8 @@ default=None
         The graph's floating input and output type; inside, the binaries read
         the input in float64 and the aggregation is float64 in either. "auto":
         float64, or float32 where skl2onnx cannot build or check a float64
-        graph (of the steps before the classifier, say).
+        graph, or onnxruntime (when installed) has no float64 kernel for one
+        of its operators (``SimpleImputer``'s, say).
     target_opset : int or dict, default=None
         As in ``skl2onnx.to_onnx`` (its latest tested opset when None); at
         least 13.
@@ -755,6 +766,7 @@ default=None
         try:
             onx = convert_as(np.float64)
             onnx.checker.check_model(onx, full_check=True)
+            _check_runs(onx)
         except (NotExportableError, NotFittedError):
             raise
         except Exception:  # noqa: BLE001 - a converter without float64: the float32 graph

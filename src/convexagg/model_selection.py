@@ -10,8 +10,9 @@ from sklearn.utils._param_validation import Interval
 
 from ._array_api import take_rows
 from ._docstrings import fill_doc
+from ._folds import cv_splits
 from ._sklearn import fit_context
-from ._training import Plan, check_learners, cv_splits, rows_of, subproblem
+from ._training import Plan, check_learners, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
 from .aggregation import MAX_ALPHA
@@ -196,12 +197,30 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
     def _choice_alpha(self):
         return DEFAULT_ALPHA
 
-    def _resolve_penalties(self, decoder, training, p):
-        decoder = super()._resolve_penalties(decoder, training, p)
-        # chosen at DEFAULT_ALPHA: the choice's held-out probabilities are not those of
-        # the model fitted at alpha_ (oof_proba_ is the fitted decoder's, in fit and
-        # fit_decoder alike)
-        self._held_out_proba = None
+    def _fit_decoder(self, decoder, training, p):
+        """``fit_decoder``'s fit: the parts resolved and chosen as in :meth:`fit`, the
+        weights fitted at ``decoder``'s ``alpha`` (``alpha_``)."""
+        decoder, candidates = self._resolve_penalties(decoder, training, p)
+        decoder = self._choose(decoder, candidates, training, p)
+        return self._fit_on_outputs(decoder, training, p)
+
+    def _choose(self, decoder, candidates, training, p, problem=None):
+        """``decoder`` with the penalty of ``candidates`` set to the value
+        :class:`~convexagg.ConvexAggregationClassifier` would choose: the choice of a
+        decoder at ``DEFAULT_ALPHA`` fitted on the training outputs (on ``problem``, their
+        validated aggregation problem, when given). Its held-out probabilities, at
+        another ``alpha`` than the fitted model's, are not kept: ``oof_proba_`` is the
+        fitted decoder's."""
+        scores = None
+        if candidates is not None:
+            chooser = clone(decoder).set_params(alpha=DEFAULT_ALPHA)
+            if problem is None:
+                chooser = self._fit_on_outputs(chooser, training, p, candidates)
+            else:
+                chooser = chooser.fit_problem(problem, candidates)
+            decoder.set_params(**{candidates.name: getattr(chooser, candidates.name)})
+            scores = chooser.candidate_scores_
+        self._record_choice(decoder, candidates, scores)
         return decoder
 
     def _splitters(self, plan):
@@ -277,12 +296,17 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
         # or (cv="in_sample") binaries trained on all rows; the model's data-dependent
         # parts are resolved on their outputs, as the sibling resolves them
         training = self._train(p, warm=self._warm_binaries(p))
-        decoder = self._resolve_penalties(decoder, training, p)
+        decoder, candidates = self._resolve_penalties(decoder, training, p)
         own = p.plan.in_sample  # the binaries trained per alpha fold
         rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
         folds = self._alpha_folds(p, rows)
-        if not own:  # the outputs validated once; the folds are rows of them
-            problem = self._aggregation_problem(decoder, training.Q[rows], p, rows)
+        problem = None
+        if not own:  # the outputs validated once: the choice's, and the folds are rows of them
+            model = decoder  # the problem's model: with a chosen penalty, its first value
+            if candidates is not None:
+                model = clone(decoder).set_params(**{candidates.name: candidates.values[0]})
+            problem = self._aggregation_problem(model, training.Q[rows], p, rows)
+        decoder = self._choose(decoder, candidates, training, p, problem)
         scores = []
         folds = progress(enumerate(folds), None, "alpha folds", self.verbose)
         for f, (train_part, val_part) in folds:

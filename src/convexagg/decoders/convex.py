@@ -36,6 +36,7 @@ from .array_api import decision_on_device, likelihood_on_device, softmax_on_devi
 from .base import BaseDecoder
 from .fitting import aggregation_problem, solve_path
 from .formulations import BY_NAME, SOLVER_CONSTRAINT, solver_for
+from .selection import PenaltyCandidates, PenaltyChoice
 
 __all__ = ["FORMULATIONS", "ConvexDecoder"]
 
@@ -132,8 +133,11 @@ class ConvexDecoder(BaseDecoder):
     verbose : int, default=0
         Progress messages, at scikit-learn's levels: 0 is silent; 1 prints
         one line when the weights are fitted (solver iterations, final
-        objective, converged or not); 2 and above also one line per solver
-        iteration (objective and convergence measure).
+        objective, converged or not) and, with ``candidates`` in ``fit``, one
+        for the choice (the value chosen, each value's held-out log-loss); 2 and
+        above also one line per solver iteration (objective and convergence
+        measure) of every fit, the choice's included, and one per fit of the
+        choice (value, fold, iterations, held-out log-loss).
 
     Attributes
     ----------
@@ -172,6 +176,13 @@ class ConvexDecoder(BaseDecoder):
         Only for ``"stiffness"``: the continuation's ``tau`` values.
     stage_n_iter_ : ndarray of int
         Only for ``"stiffness"``: solver iterations at each ``tau``.
+    candidate_scores_ : ndarray of shape (n_values,) or None
+        With ``candidates`` in ``fit``: each value's held-out log-loss (NaN for
+        the values not fitted); None otherwise.
+    held_out_proba_ : ndarray of shape (n_samples, n_classes) or None
+        With ``candidates`` in ``fit``: each row's class probabilities under the
+        chosen value from the weights fitted on the other folds (cross-fitted
+        probabilities of the model, from the choice's own fits); None otherwise.
     code_ : ndarray of shape (n_classes, n_classifiers)
     output_ : {"proba", "margin"}
     n_classes_ : int
@@ -536,8 +547,13 @@ class ConvexDecoder(BaseDecoder):
             )
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, Q, y, code, output="proba", sample_weight=None):
+    def fit(self, Q, y, code, output="proba", sample_weight=None, *, candidates=None):
         """Learn the aggregation weights.
+
+        With ``candidates``, first choose the value of one penalty among several by
+        cross-validation on ``(Q, y)`` (:mod:`convexagg.decoders.selection`), then
+        fit at the chosen value; every solve of it is one loop over one validated
+        problem, its losses stored once.
 
         Parameters
         ----------
@@ -555,6 +571,11 @@ class ConvexDecoder(BaseDecoder):
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the samples in the training criterion (normalised by
             their sum): integer weights fit as repeated rows would.
+        candidates : PenaltyCandidates, default=None
+            Values of ``entry_weight_shrinkage`` or ``zero_entry_penalty`` to
+            choose among (in-memory NumPy outputs only). The decoder's parameter
+            is set to the chosen value, and ``candidate_scores_`` and
+            ``held_out_proba_`` record the choice.
 
         Returns
         -------
@@ -565,7 +586,13 @@ class ConvexDecoder(BaseDecoder):
         if sample_weight is not None and namespace is None and not is_dask_array(sample_weight):
             sample_weight = np.asarray(sample_weight)
         dask = namespace is None and any(map(is_dask_array, (Q, y, sample_weight)))
-        config = self._check_settings(dask)  # before the data: a bad setting fails fast
+        model = self._candidate_model(candidates)
+        config = model._check_settings(dask)  # before the data: a bad setting fails fast
+        if candidates is not None and (dask or namespace is not None):
+            raise ValueError(
+                "candidates are chosen on in-memory NumPy outputs; pass Q, y and "
+                "sample_weight as NumPy arrays, or fit one value without candidates."
+            )
         if dask:
             return self._fit_dask(Q, y, code, output, sample_weight, config)
         if namespace is not None:  # array-API inputs: the samples' work on their device
@@ -574,11 +601,21 @@ class ConvexDecoder(BaseDecoder):
                 self, Q, y, code, output, sample_weight, config, namespace
             )
             return self._fit_stages([[objective]], code, output, config)
-        return self._fit_problem(
-            self.aggregation_problem(Q, y, code, output, sample_weight), config
-        )
+        problem = model.aggregation_problem(Q, y, code, output, sample_weight)
+        return self._fit_problem(problem, config, candidates)
 
-    def fit_problem(self, problem):
+    def _candidate_model(self, candidates):
+        """This decoder, or with ``candidates`` a clone at their first value: the model
+        of every candidate value (the same variables, another penalty)."""
+        if candidates is None:
+            return self
+        if not isinstance(candidates, PenaltyCandidates):
+            raise TypeError(
+                f"candidates must be a PenaltyCandidates or None, got {type(candidates).__name__}."
+            )
+        return clone(self).set_params(**{candidates.name: candidates.values[0]})
+
+    def fit_problem(self, problem, candidates=None):
         """Learn the aggregation weights of a validated problem.
 
         What :meth:`fit` does once it has validated its inputs; the
@@ -590,39 +627,65 @@ class ConvexDecoder(BaseDecoder):
         problem : AggregationProblem
             From :meth:`aggregation_problem` (of a decoder with the same
             ``loss``, ``fit_intercept`` and ``entry_weight_shrinkage``).
+        candidates : PenaltyCandidates, default=None
+            Values of a penalty to choose among first, as in :meth:`fit`.
 
         Returns
         -------
         self : ConvexDecoder
             The fitted decoder.
         """
-        config = self._check_settings()
-        model = (problem.loss, problem.fit_intercept, problem.entries, problem.zero_entries)
-        if model != (self.loss, self.fit_intercept, self._entries(), self._zero_entries()):
+        model = self._candidate_model(candidates)
+        config = model._check_settings()
+        built = (problem.loss, problem.fit_intercept, problem.entries, problem.zero_entries)
+        if built != (model.loss, model.fit_intercept, model._entries(), model._zero_entries()):
             raise ValueError(
                 "the problem was built for another model (loss, fit_intercept, entry weights, "
-                f"zero entries {model}); build it with this decoder's aggregation_problem."
+                f"zero entries {built}); build it with this decoder's aggregation_problem."
             )
-        return self._fit_problem(problem, config)
+        return self._fit_problem(problem, config, candidates)
 
-    def _fit_problem(self, problem, config):
-        """Fit the formulation's objectives of a validated problem."""
-        stages = BY_NAME[self.formulation].objectives(
-            problem, [self.penalty_for(code=problem.code)], config, tau=self._tau()
-        )
-        return self._fit_stages(stages, problem.code, problem.output, config)
+    def _fit_problem(self, problem, config, candidates=None):
+        """Fit the formulation's objectives of a validated problem; with ``candidates``,
+        at the value chosen among them, the choice's solves first in the same loop."""
+        formulation, tau = BY_NAME[self.formulation], self._tau()
+        if candidates is None:
+            penalty = self.penalty_for(code=problem.code)
+            points = formulation.objectives(problem, [penalty], config, tau=tau)
+            return self._fit_stages(points, problem.code, problem.output, config)
+        choice = PenaltyChoice(self, problem, candidates, config)
 
-    def _fit_stages(self, stages, code, output, config):
-        """One point of the solve loop (:func:`~convexagg.decoders.fitting.solve_path`)."""
-        (point,) = solve_path(
-            stages, config, previous=self._previous(code), callback=self._callback()
+        def points():
+            yield from choice.points()
+            chosen = choice.penalties[choice.best]
+            yield from formulation.objectives(
+                problem, [chosen], config, tau=tau, likelihood=choice.likelihood
+            )
+
+        return self._fit_stages(points(), problem.code, problem.output, config, choice)
+
+    def _fit_stages(self, points, code, output, config, choice=None):
+        """The solve loop (:func:`~convexagg.decoders.fitting.solve_path`): the points of
+        ``choice`` (each from its own start) when given, then the fit's point, from the
+        previous fit's solution (``warm_start``) or the solver's own start."""
+        *_, point = solve_path(
+            points,
+            config,
+            previous=self._previous(code),
+            warm_start=False,
+            callback=self._callback(),
         )
         result = point.result
-        # attributes only once the solve has succeeded
+        # attributes (and the chosen value) only once the solve has succeeded
+        if choice is not None:
+            candidates = choice.candidates
+            self.set_params(**{candidates.name: candidates.values[choice.best]})
         self.code_, self.output_, self.n_classes_ = code, output, code.shape[0]
         self.solver_ = config
         best = result.history["best"][-1] if self.formulation == "large_margin" else None
         self._set_result(result, best)
+        self.candidate_scores_ = None if choice is None else choice.scores
+        self.held_out_proba_ = None if choice is None else choice.held_out_proba
         if self.formulation == "stiffness":
             self.taus_ = tau_schedule(self._tau())
             self.stage_n_iter_ = point.stage_n_iter
@@ -681,6 +744,7 @@ class ConvexDecoder(BaseDecoder):
         self.n_classes_ = code.shape[0]
         self.solver_ = config
         self._set_result(result)
+        self.candidate_scores_ = self.held_out_proba_ = None
         self.n_passes_ = objective.n_passes
         return self
 

@@ -8,7 +8,10 @@ point solved warm-started from the previous one, as scikit-learn's logistic
 regression path and glum fit. Its data are validated once, into an
 :class:`AggregationProblem` (outputs, labels, code, loss, sample weights,
 intercepts, entry weights); rows of it (the folds of a cross-validation) are
-taken without checking them again. :func:`solve_path` is the loop.
+taken without checking them again. :func:`solve_path` is the loop. A fit that
+chooses a penalty among candidate values (:mod:`~convexagg.decoders.selection`)
+is one path too: each value on each fold, each fold's fits a chain of their own
+(:class:`PointFrom`), then the fit at the chosen value.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ..aggregation import (
 from ..losses import OUTPUT_KINDS, check_loss
 from .base import check_fit_inputs
 
-__all__ = ["AggregationProblem", "PathPoint", "aggregation_problem", "solve_path"]
+__all__ = ["AggregationProblem", "PathPoint", "PointFrom", "aggregation_problem", "solve_path"]
 
 
 @dataclass(frozen=True)
@@ -238,17 +241,42 @@ class PathPoint:
     stage_n_iter: np.ndarray
 
 
+@dataclass
+class PointFrom:
+    """A point of a path that starts from a given solution, not from the last one found.
+
+    Several chains of warm starts in one loop: the folds of a cross-validation,
+    each fitted along the same values, each fold's fit starting from its own fit
+    of the value before. :func:`solve_path` sets ``solved`` once the point is
+    solved, so that a lazy sequence of points can start the next one from it.
+
+    Attributes
+    ----------
+    stages : list of Objective
+        The objectives of the point, as a plain point's.
+    start : SolverResult or None
+        The solution its first stage starts from (None: the solver's own start).
+    solved : PathPoint or None
+        The point's solution, once solved.
+    """
+
+    stages: list
+    start: object = None
+    solved: PathPoint | None = None
+
+
 def solve_path(points, solver, *, previous=None, warm_start=True, callback=None, report=None):
     """The solve loop: every point of a path, each warm-started from the last solution.
 
     Each point is a list of stages (one objective, or a continuation's
     objectives in order); every stage starts from the last solution found --
     the previous stage's, else the previous point's (with ``warm_start``), else
-    ``previous`` -- by the solver's warm-start policy.
+    ``previous`` -- by the solver's warm-start policy. A :class:`PointFrom`
+    starts from its own ``start`` instead.
 
     Parameters
     ----------
-    points : iterable of list of Objective
+    points : iterable of list of Objective or PointFrom
         The objectives of each point, built lazily (a path's losses are stored
         once and each point only swaps the penalty).
     solver : SolverConfig
@@ -270,16 +298,21 @@ def solve_path(points, solver, *, previous=None, warm_start=True, callback=None,
     """
     out = []
     last = previous
-    for stages in points:
+    for point in points:
+        stages, start = point, last
+        if isinstance(point, PointFrom):
+            stages, start = point.stages, point.start
         results = []
         for objective in stages:
-            results.append(solver.solve(objective, results[-1] if results else last, callback))
+            results.append(solver.solve(objective, results[-1] if results else start, callback))
         result = results[-1]
         stage_n_iter = np.array([r.n_iter for r in results])
         if len(results) > 1:
             result.n_iter = int(stage_n_iter.sum())
             result.converged = all(r.converged for r in results)
         out.append(PathPoint(result, stage_n_iter))
+        if isinstance(point, PointFrom):
+            point.solved = out[-1]
         if report is not None:
             report(out[-1])
         last = result if warm_start else previous

@@ -92,7 +92,7 @@ class Formulation:
                     f"{setting} in {sorted(allowed)}."
                 )
 
-    def objectives(self, problem, penalties, solver, tau=None):
+    def objectives(self, problem, penalties, solver, tau=None, likelihood=None):
         """The objectives of each point of a path: one list per penalty, solved in order.
 
         Parameters
@@ -106,6 +106,10 @@ class Formulation:
             ``storage_dtype``).
         tau : float, default=None
             The final stiffness of the continuation.
+        likelihood : BlockedObjective or RecomputedObjective, default=None
+            The problem's likelihood objective, when built already (by a choice
+            among penalties): the likelihood's points swap its penalty rather
+            than store the losses again.
 
         Yields
         ------
@@ -113,7 +117,7 @@ class Formulation:
             The objectives of one point (several: the ``tau`` continuation).
         """
         if self.name == "likelihood":
-            stored = None
+            stored = likelihood
             for penalty in penalties:
                 if stored is None:
                     stored = problem.likelihood(penalty, solver.storage_dtype(problem.n_losses))
