@@ -48,7 +48,7 @@ run: $(STAMP)
 
 # the entry points benchmarks/bench_<name>.py (bench_quality runs apart: its --out is a folder)
 BENCHMARKS := fit predict end_to_end cv scaling large_n dask_out_of_core gpu cli_csv \
-	loader_crafted onnx decisions
+	loader_crafted model_files onnx decisions
 BENCH := $(BIN)/python benchmarks
 BENCH_DATA := --data-dir $(DATA_DIR)
 RESULTS := benchmarks/results
@@ -75,6 +75,7 @@ else
 	$(BENCH)/bench_gpu.py --skip-without-gpu --out $(RESULTS)/gpu.json
 	$(BENCH)/bench_cli_csv.py --out $(RESULTS)/cli_csv.json
 	$(BENCH)/bench_loader_crafted.py --out $(RESULTS)/loader_crafted.json
+	$(BENCH)/bench_model_files.py --repeat 5 --out $(RESULTS)/model_files.json
 	$(BENCH)/bench_onnx.py $(BENCH_DATA) --out $(RESULTS)/onnx.json
 	$(BENCH)/bench_decisions.py $(BENCH_DATA) --out $(RESULTS)/decisions.json
 	$(BENCH)/bench_quality.py $(BENCH_DATA) --out $(RESULTS)/quality

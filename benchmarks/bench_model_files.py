@@ -33,7 +33,6 @@ Self-contained: it imports nothing from the other benchmark scripts.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pickle
@@ -46,6 +45,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lib import common as C  # noqa: E402
 
 TARGETS = {
     "size_vs_pickle": 2.0,
@@ -302,10 +304,10 @@ def _verdicts(result):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="rounds of each timing (default 7)")
-    parser.add_argument("--out", default=None, help="write the results (JSON) to this file")
-    args = parser.parse_args(argv)
+    # the common options; the model is fitted on scikit-learn's digits (no --data-dir read)
+    args = C.parser(__doc__.splitlines()[0]).parse_args(argv)
+    if args.quick:
+        args.repeat = 2
     result = {"machine": _machine(), "targets": TARGETS}
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)

@@ -12,7 +12,8 @@ taking the folds' rows, the choice's solves (each prior on each fold), the held-
 evaluations, the fit at the chosen prior, and the rest. Inside the solves: the
 Hessian-vector products (PCG's), the objective's evaluations, the Hessian blocks formed
 and their factorisations (the Newton systems and the preconditioners). Best of
-``--repeat`` for every number; one thread.
+``--repeat`` for every number; one thread. Backs BENCHMARKS.md, "Where the zero entries'
+choice spends its time".
 """
 
 from __future__ import annotations
