@@ -88,9 +88,12 @@ def ca(**params):
 
 
 def library_default(seed):
-    """``ConvexAggregationClassifier()`` as the library defines it (logistic-regression
-    binaries as everywhere here)."""
-    return library()(seed)
+    """``ConvexAggregationClassifier()`` as the library defines it, its default learner
+    included (a ``StandardScaler`` and a ``LogisticRegression`` per binary), seeded by the
+    split."""
+    from convexagg import ConvexAggregationClassifier
+
+    return ConvexAggregationClassifier(random_state=seed)
 
 
 def library(**params):
