@@ -4,8 +4,8 @@ References written independently of :class:`~convexagg.aggregation.Penalty`'s
 ``column_l2``: the dense objective without it plus the per-column term, solved by
 scipy's L-BFGS-B on ``w >= 0``; the entry-weight penalty minimised over the
 shared weights by a linear solve of the explicit quadratic; and issue 21's
-prototype (benchmarks/bench_quality.py's ``ovr_penalty``: a ``Penalty`` subclass
-that scales the quadratic term of the one-vs-rest columns), reimplemented here
+prototype (benchmarks/lib/methods.py's ``_family_penalty``: a penalty term that
+scales the quadratic term of the one-vs-rest columns), reimplemented here
 because ``benchmarks/`` is not importable from the tests.
 """
 
@@ -25,7 +25,15 @@ from convexagg import (
     ConvexDecoder,
     regularization_path,
 )
-from convexagg.aggregation import BlockedObjective, DenseObjective, Penalty, stack_losses
+from convexagg.aggregation import (
+    L1,
+    BlockedObjective,
+    DenseObjective,
+    InterceptRidge,
+    Penalty,
+    PenaltyTerm,
+    stack_losses,
+)
 from convexagg.codes import make_code, make_code_parts, one_vs_one
 from convexagg.estimator import DEFAULT_OVR_COLUMN_PENALTY
 from convexagg.losses import binary_losses
@@ -308,11 +316,12 @@ def test_cv_estimator_keeps_the_column_penalty():
 
 
 @dataclass(frozen=True)
-class _PrototypePenalty(Penalty):
-    """bench_quality's ``_family_penalty(penalty, 1.0, extra)``: the quadratic term of
-    the last ``K`` of the ``K(K-1)/2 + K`` columns of ``"ovo+ovr"`` scaled by
-    ``1 + extra / l2``."""
+class _PrototypeRidge(PenaltyTerm):
+    """benchmarks/lib/methods.py's ``_family_penalty(penalty, 1.0, extra)``: the
+    quadratic term of the last ``K`` of the ``K(K-1)/2 + K`` columns of ``"ovo+ovr"``
+    scaled by ``1 + extra / l2``, a term in place of the ridge."""
 
+    l2: float = 0.0
     extra: float = 0.0
 
     def _scale(self, n_weights):
@@ -322,27 +331,18 @@ class _PrototypePenalty(Penalty):
         s[n_weights - K :] = 1.0 + self.extra / max(self.l2, 1e-300)
         return s
 
-    def _diagonal(self, n_weights, n_variables):
-        d = super()._diagonal(n_weights, n_variables)
-        d[:n_weights] *= self._scale(n_weights)
-        return d
+    def value(self, z):
+        return 0.5 * self.l2 * float(z @ (self._scale(z.size) * z))
 
-    def _quadratic(self, v, n_weights):
-        return self.l2 * self._scale(n_weights) * v[:n_weights]
-
-    def value(self, x, n_weights):
-        w, b = x[:n_weights], x[n_weights:]
-        return (
-            0.5 * self.l2 * float(w @ (self._scale(n_weights) * w))
-            + self.l1 * float(np.sum(w))
-            + 0.5 * self.intercept_l2 * float(b @ b)
-        )
+    def curvature(self, n):
+        return self.l2 * self._scale(n)
 
 
 class _PrototypeDecoder(ConvexDecoder):
     def penalty_for(self, alpha=None, code=None):
         p = super().penalty_for(alpha, code)
-        return _PrototypePenalty(l2=p.l2, l1=p.l1, intercept_l2=p.intercept_l2, extra=0.1)
+        ridge = _PrototypeRidge(l2=p.l2, extra=0.1)
+        return Penalty.from_terms(ridge, L1(p.l1), InterceptRidge(p.intercept_l2))
 
 
 class _Prototype(ConvexAggregationClassifier):

@@ -15,8 +15,10 @@ from scipy.special import logsumexp
 from binary_outputs import noisy_code_outputs
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
 from convexagg.aggregation import (
+    L1,
     BlockedObjective,
     DenseObjective,
+    EntryShrinkage,
     Penalty,
     code_entries,
     discrepancies,
@@ -115,9 +117,11 @@ def test_shrinkage_penalty_refuses_what_it_cannot_be():
     with pytest.raises(ValueError, match="penalty='l2' only"):
         Penalty.from_alpha(1.0, "l1", shrink=1.0, columns=[0, 0])
     with pytest.raises(ValueError, match="needs columns"):
-        Penalty(l2=1.0, shrink=1.0)
+        EntryShrinkage(l2=1.0, shrink=1.0, columns=None)
     with pytest.raises(ValueError, match="shrink must be > 0"):
-        Penalty(shrink=0.0, columns=(0,))
+        EntryShrinkage(shrink=0.0, columns=(0,))
+    with pytest.raises(ValueError, match="quadratic penalty only"):
+        Penalty.from_terms(EntryShrinkage(shrink=1.0, columns=(0, 0)), L1(0.1))
 
 
 @pytest.mark.parametrize("name", list(CODES))

@@ -163,47 +163,36 @@ def _family_penalty(penalty, ovr_factor, ovr_extra=0.0):
     (found from the number of weights, so only that code is accepted)."""
     from dataclasses import dataclass
 
-    from convexagg.aggregation import Penalty
+    from convexagg.aggregation import L1, InterceptRidge, Penalty, PenaltyTerm
+
+    if penalty.entry_weights:
+        raise ValueError("the family penalty is prototyped for shared weights")
 
     @dataclass(frozen=True)
-    class FamilyPenalty(Penalty):
+    class FamilyRidge(PenaltyTerm):
+        l2: float = 0.0
         factor: float = 1.0
         extra: float = 0.0
 
         def _scale(self, n_weights):
             K = int(round((np.sqrt(1 + 8 * n_weights) - 1) / 2))
-            if K * (K + 1) // 2 != n_weights or self.entry_weights:
+            if K * (K + 1) // 2 != n_weights:
                 raise ValueError(f"not the shared weights of code='ovo+ovr': {n_weights}")
             s = np.ones(n_weights)
             s[n_weights - K :] = self.factor + self.extra / max(self.l2, 1e-300)
             return s
 
-        def _diagonal(self, n_weights, n_variables):
-            d = super()._diagonal(n_weights, n_variables)
-            d[:n_weights] *= self._scale(n_weights)
-            return d
+        def value(self, z):
+            return 0.5 * self.l2 * float(z @ (self._scale(z.size) * z))
 
-        def _quadratic(self, v, n_weights):
-            return self.l2 * self._scale(n_weights) * v[:n_weights]
-
-        def value(self, x, n_weights):
-            w, b = x[:n_weights], x[n_weights:]
-            return (
-                0.5 * self.l2 * float(w @ (self._scale(n_weights) * w))
-                + self.l1 * float(np.sum(w))
-                + 0.5 * self.intercept_l2 * float(b @ b)
-            )
+        def curvature(self, n):
+            return self.l2 * self._scale(n)
 
         def restrict(self, weights):  # the blocked solver's active sets: not prototyped
             raise NotImplementedError("the family penalty is prototyped for the dense solver")
 
-    return FamilyPenalty(
-        l2=penalty.l2,
-        l1=penalty.l1,
-        intercept_l2=penalty.intercept_l2,
-        factor=ovr_factor,
-        extra=ovr_extra,
-    )
+    ridge = FamilyRidge(l2=penalty.l2, factor=ovr_factor, extra=ovr_extra)
+    return Penalty.from_terms(ridge, L1(penalty.l1), InterceptRidge(penalty.intercept_l2))
 
 
 def _family_decoder(ovr_factor, ovr_extra):

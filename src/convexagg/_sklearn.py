@@ -8,7 +8,9 @@ metadata routing is on; ``num_samples`` and ``check_method_params`` read the
 length of an input and slice fit parameters by rows as scikit-learn's
 cross-validation does; ``safe_indexing`` takes rows of a table or list as scikit-learn's
 meta-estimators do; ``validate_style_kwargs`` merges a display's style
-keywords as scikit-learn's displays do.
+keywords as scikit-learn's displays do. ``parse_sklearn_classifier`` is skl2onnx's
+parser of a classifier's outputs (label, probabilities, ZipMap), imported on use
+(skl2onnx is optional).
 """
 
 from sklearn.base import _fit_context as fit_context
@@ -22,7 +24,15 @@ __all__ = [
     "check_method_params",
     "fit_context",
     "num_samples",
+    "parse_sklearn_classifier",
     "routing_enabled",
     "safe_indexing",
     "validate_style_kwargs",
 ]
+
+
+def parse_sklearn_classifier(scope, model, inputs, custom_parsers=None):
+    """skl2onnx's parser of a classifier's outputs (its non-public one)."""
+    from skl2onnx._parse import _parse_sklearn_classifier
+
+    return _parse_sklearn_classifier(scope, model, inputs, custom_parsers=custom_parsers)

@@ -58,6 +58,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from ._optional import require
+from ._sklearn import parse_sklearn_classifier
 from .aggregation import side_weights
 from .binary import ConstantBinaryPredictor, _is_linear_class, _linear_stack
 from .decoders import ConvexDecoder, LossBasedDecoder
@@ -574,10 +575,8 @@ def calculate_output_shapes(operator):
 def parse(scope, model, inputs, custom_parsers=None):
     """skl2onnx parser: skl2onnx's own for classifiers (label, probabilities, ZipMap),
     after a clear ``NotFittedError`` for a model not fitted."""
-    from skl2onnx._parse import _parse_sklearn_classifier
-
     _check_fitted(model)
-    return _parse_sklearn_classifier(scope, model, inputs, custom_parsers=custom_parsers)
+    return parse_sklearn_classifier(scope, model, inputs, custom_parsers=custom_parsers)
 
 
 def _check_fitted(model):

@@ -9,7 +9,8 @@ objective only through the contract of :class:`convexagg.solvers.Objective`.
 * :mod:`~convexagg.aggregation.discrepancy` -- the one ``rho`` kernel
   (:func:`discrepancies`, :func:`output_discrepancies`) and its adjoint;
 * :class:`Penalty` -- L2 / L1 / elastic net on ``w >= 0`` (and the
-  intercepts' quadratic term), one object for every objective;
+  intercepts' quadratic term), one object for every objective: a sum of the
+  terms of :mod:`~convexagg.aggregation.penalty_terms`;
 * the likelihood (eq. 12) in three storages: :class:`DenseObjective` (the
   textbook form, the reference), :class:`BlockedObjective` (stored by class,
   ``O(n nnz)`` per product, float64 or float32: what the decoder fits with),
@@ -47,6 +48,7 @@ from .entries import (
 )
 from .margin import LargeMarginObjective, StiffnessObjective
 from .penalty import MAX_ALPHA, PENALTIES, Penalty
+from .penalty_terms import L1, ColumnRidge, EntryShrinkage, InterceptRidge, PenaltyTerm, Ridge
 from .point import Point
 from .recomputed import RecomputedObjective, losses_fit_in_memory
 
@@ -54,11 +56,17 @@ __all__ = [
     "MAX_ALPHA",
     "PENALTIES",
     "BlockedObjective",
+    "ColumnRidge",
     "DenseObjective",
+    "EntryShrinkage",
+    "InterceptRidge",
+    "L1",
     "LargeMarginObjective",
     "Penalty",
+    "PenaltyTerm",
     "Point",
     "RecomputedObjective",
+    "Ridge",
     "StiffnessObjective",
     "check_sample_weight",
     "code_entries",

@@ -8,9 +8,9 @@ weight ``u_kl >= 0``::
 
 so a classifier may count more for one of its classes than for another (a
 ``K x K``-like map, as Dirichlet calibration and matrix scaling learn, but
-convex). The weights are shrunk toward shared column weights (the penalty of
-:class:`~convexagg.aggregation.Penalty` with a finite ``shrink``); ``u_kl = w_l``
-is the paper's model.
+convex). The weights are shrunk toward shared column weights (the penalty term
+:class:`~convexagg.aggregation.EntryShrinkage`); ``u_kl = w_l`` is the paper's
+model.
 
 This is a change of the discrepancy's parametrisation only: ``rho`` is the
 paper's ``rho`` of an **expanded code** with one column per nonzero entry,
@@ -32,7 +32,7 @@ that a confident output removes at most), never take from it::
 In the expanded code they are two more columns per zero entry, holding +1 and
 -1 in their class's row, after the code's entries (all +1 sides, then all -1
 sides). They are not shrunk toward the shared column weights (a zero entry has
-none): their penalty is their own quadratic (:class:`~convexagg.aggregation.Penalty`,
+none): their penalty is their own quadratic (:class:`~convexagg.aggregation.EntryShrinkage`,
 weights of column -1, free in sign: the objectives' ``n_nonnegative`` leaves
 them out, and the solvers treat them as they treat intercepts). At ``v = 0``
 the model is the one without them.
