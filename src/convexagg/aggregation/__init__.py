@@ -26,7 +26,8 @@ Every objective offers what :class:`convexagg.solvers.Objective` declares, the
 contract the solvers rely on.
 """
 
-from .blocked import BlockedObjective, reencode
+from .blocked import BlockedObjective
+from .class_blocks import reencode
 from .dense import DenseObjective, check_sample_weight
 from .discrepancy import (
     discrepancies,

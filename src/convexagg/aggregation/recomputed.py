@@ -48,7 +48,8 @@ import threading
 import numpy as np
 
 from ..losses import binary_losses, check_loss, cross_entropy_into
-from .blocked import BlockedObjective, reencode
+from .blocked import BlockedObjective
+from .class_blocks import reencode
 
 __all__ = ["STORED_SHARE", "RecomputedObjective", "losses_fit_in_memory"]
 
