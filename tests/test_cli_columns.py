@@ -179,9 +179,9 @@ def test_float_format_accepts_only_float_formats(tmp_path, capsys, fmt):
 
 @pytest.mark.parametrize("fmt", ["%.3f", "%e", "%10.4G", "%-8.2F", "%+.17g"])
 def test_float_formats_are_accepted(fmt):
-    from convexagg.cli import _check_float_format
+    from convexagg.cli.handlers import check_float_format
 
-    _check_float_format(fmt)
+    check_float_format(fmt)
 
 
 def test_fit_verbose_shows_the_stages_on_stderr(iris_frame, tmp_path, capsys):

@@ -231,11 +231,11 @@ def test_the_help_values_are_the_estimators():
     from inspect import signature
 
     from convexagg import estimator
-    from convexagg.cli import _ESTIMATOR_OPTIONS, _HELP_CONSTANTS, _estimator_help_values
+    from convexagg.cli.parser import ESTIMATOR_OPTIONS, HELP_CONSTANTS, estimator_help_values
 
-    values = _estimator_help_values()
+    values = estimator_help_values()
     parameters = signature(estimator.ConvexAggregationClassifier).parameters
-    for name in _ESTIMATOR_OPTIONS:
+    for name in ESTIMATOR_OPTIONS:
         assert values[name] == parameters[name].default, name
-    for name in _HELP_CONSTANTS:
+    for name in HELP_CONSTANTS:
         assert values[name] == getattr(estimator, name), name
