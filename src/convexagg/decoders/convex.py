@@ -1,4 +1,14 @@
-"""The paper's convex aggregation (Park, Hwang & Choi, SDM 2014, sections 3 and 4)."""
+"""The paper's convex aggregation (Park, Hwang & Choi, SDM 2014, sections 3 and 4).
+
+One estimator, :class:`ConvexDecoder`, in one file of more than 800 lines: its
+docstring (the three training criteria, the solver, Dask and the array API,
+every parameter and attribute) is a fifth of it, and the rest is the methods of
+one scikit-learn estimator. What they dispatch to has its own modules: the
+validated problem and the solve loop (:mod:`~convexagg.decoders.fitting`), the
+criteria (:mod:`~convexagg.decoders.formulations`), the penalty's choice by
+cross-validation (:mod:`~convexagg.decoders.selection`), the array-API and Dask
+paths (:mod:`~convexagg.decoders.array_api`, :mod:`~convexagg.decoders.distributed`).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import array_namespace
-from .._dask import aligned_labels, import_dask_array, is_dask_array, map_row_blocks
+from .._dask import is_dask_array, map_row_blocks
 from .._docstrings import fill_doc
 from .._sklearn import fit_context
 from ..aggregation import (
@@ -28,12 +38,12 @@ from ..aggregation import (
     zero_entry_sides,
 )
 from ..binary import LinearLogOdds
-from ..codes import check_code_matrix
-from ..losses import LOSSES, OUTPUT_KINDS, check_log_odds, check_loss
-from ..solvers import ProjectedNewton, SolverResult, tau_schedule
+from ..losses import LOSSES, check_log_odds, check_loss
+from ..solvers import SolverResult, tau_schedule
 from ..validation import check_fitted_columns
 from .array_api import decision_on_device, likelihood_on_device, softmax_on_device
 from .base import BaseDecoder
+from .distributed import likelihood_on_dask
 from .fitting import aggregation_problem, solve_path
 from .formulations import BY_NAME, SOLVER_CONSTRAINT, solver_for
 from .selection import PenaltyCandidates, PenaltyChoice
@@ -593,8 +603,11 @@ class ConvexDecoder(BaseDecoder):
                 "candidates are chosen on in-memory NumPy outputs; pass Q, y and "
                 "sample_weight as NumPy arrays, or fit one value without candidates."
             )
-        if dask:
-            return self._fit_dask(Q, y, code, output, sample_weight, config)
+        if dask:  # out of core: validation that needs the data happens inside the passes
+            objective, code = likelihood_on_dask(self, Q, y, code, output, sample_weight, config)
+            self._fit_stages([[objective]], code, output, config)
+            self.n_passes_ = objective.n_passes
+            return self
         if namespace is not None:  # array-API inputs: the samples' work on their device
             self._check_output(output)
             objective, code = likelihood_on_device(
@@ -689,63 +702,6 @@ class ConvexDecoder(BaseDecoder):
         if self.formulation == "stiffness":
             self.taus_ = tau_schedule(self._tau())
             self.stage_n_iter_ = point.stage_n_iter
-        return self
-
-    def _fit_dask(self, Q, y, code, output, sample_weight, config):
-        """Out-of-core fit: validation that needs the data happens inside the passes."""
-        from ..aggregation.distributed import HESSIAN_ROWS, DaskObjective
-
-        da = import_dask_array()
-        if self.formulation != "likelihood":
-            raise ValueError(
-                "Dask arrays are fitted with formulation='likelihood' only; got "
-                f"formulation={self.formulation!r}."
-            )
-        code = check_code_matrix(code)
-        if output not in OUTPUT_KINDS:
-            raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {output!r}.")
-        check_loss(self.loss, output)
-        if not is_dask_array(Q):  # a Dask y with in-memory Q: split Q like y
-            Q = np.asarray(Q)
-            if Q.ndim != 2:
-                raise ValueError(f"Q must be 2-D (n_samples, n_classifiers), got shape {Q.shape}.")
-            chunks = y.chunks[0] if is_dask_array(y) else sample_weight.chunks[0]
-            y = aligned_labels(y, chunks, Q.shape[0])
-            Q = da.from_array(Q, chunks=(y.chunks[0], -1))
-        if not (np.issubdtype(Q.dtype, np.floating) or np.issubdtype(Q.dtype, np.integer)):
-            raise ValueError(f"Q must be numeric, got dtype {Q.dtype}.")
-        if Q.shape[1] != code.shape[1]:
-            raise ValueError(
-                f"Q has {Q.shape[1]} columns but the code matrix has {code.shape[1]} "
-                "classifiers (columns); they must match."
-            )
-        Q_model, model_code = self._expand(Q, code)
-        objective = DaskObjective(
-            Q_model,
-            y,
-            model_code,
-            self.penalty_for(code=code),
-            loss=self.loss,
-            output=output,
-            dtype=config.storage_dtype(None),
-            fit_intercept=self.fit_intercept,
-            sample_weight=sample_weight,
-            # projected Newton only needs a descent direction: its Hessian from a
-            # sample; the interior point's residual steps need the exact one
-            hessian_rows=HESSIAN_ROWS if isinstance(config, ProjectedNewton) else None,
-        )
-        # a bad block raises inside the solve, before anything is set
-        (point,) = solve_path(
-            [[objective]], config, previous=self._previous(code), callback=self._callback()
-        )
-        result = point.result
-        self.code_ = code
-        self.output_ = output
-        self.n_classes_ = code.shape[0]
-        self.solver_ = config
-        self._set_result(result)
-        self.candidate_scores_ = self.held_out_proba_ = None
-        self.n_passes_ = objective.n_passes
         return self
 
     def _map_dask(self, method, Q):
