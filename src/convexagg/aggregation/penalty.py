@@ -130,17 +130,17 @@ class Penalty:
     @property
     def l2(self):
         """The weights' quadratic strength (``column_l2`` aside)."""
-        return sum(t.l2 for t in self.terms)
+        return float(sum(t.l2 for t in self.terms))
 
     @property
     def l1(self):
         """The strength of the linear term ``sum(w)``."""
-        return sum(t.l1 for t in self.terms)
+        return float(sum(t.l1 for t in self.terms))
 
     @property
     def intercept_l2(self):
         """The intercepts' quadratic strength."""
-        return sum(t.intercept_l2 for t in self.terms)
+        return float(sum(t.intercept_l2 for t in self.terms))
 
     @property
     def n_free(self):
@@ -224,7 +224,7 @@ class Penalty:
             The penalty: the terms' values added in their order.
         """
         blocks = self._split(x, n_weights)
-        return sum(term.value(blocks[term.block]) for term in self.terms)
+        return float(sum(term.value(blocks[term.block]) for term in self.terms))
 
     def grad(self, x, n_weights):
         """Gradient of ``R`` at ``x``.
@@ -267,7 +267,7 @@ class Penalty:
         parts = []
         for block, n in zip(_BLOCKS, (n_weights, n_variables - n_weights)):
             d = self._curvature(block, n)
-            diagonal = None if d is None else np.broadcast_to(d, (n,)).astype(np.float64)
+            diagonal = None if d is None else np.full(n, d, dtype=np.float64)
             for term in self._coupled(block):
                 part = term.hess_diag(n)
                 diagonal = part if diagonal is None else diagonal + part
