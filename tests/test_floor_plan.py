@@ -41,8 +41,8 @@ FLOORS = [
         "io",
     ),
     ("aggregation", "binary", "decision"),
-    ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory"),
-    ("estimator", "precomputed", "path"),
+    ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory", "defaults"),
+    ("_prediction", "code_matrix", "convex_aggregation", "estimator", "precomputed", "path"),
     ("model_selection", "display", "export"),
     ("experiments", "cli", "__main__"),
 ]

@@ -40,11 +40,14 @@ from numpydoc.docscrape import ClassDoc  # noqa: E402  (after the importorskip)
 
 PUBLIC_MODULES = [
     "convexagg",
+    "convexagg._prediction",  # CodeMatrixClassifier's prediction methods (a mixin)
     "convexagg.aggregation",
     "convexagg.aggregation.distributed",
     "convexagg.aggregation.array_api",
     "convexagg.binary",
+    "convexagg.code_matrix",
     "convexagg.codes",
+    "convexagg.convex_aggregation",
     "convexagg.datasets",
     "convexagg.decision",
     "convexagg.decision.conformal",
@@ -53,6 +56,7 @@ PUBLIC_MODULES = [
     "convexagg.decoders",
     "convexagg.decoders.fitting",
     "convexagg.decoders.formulations",
+    "convexagg.defaults",
     "convexagg.display",
     "convexagg.estimator",
     "convexagg.export",
@@ -132,8 +136,10 @@ NAMES, OBJECTS = _public_names()
 
 def test_the_public_api_is_found():
     # a guard against validating nothing: the estimators, decoders and their methods
-    assert "convexagg.estimator.ConvexAggregationClassifier" in NAMES
-    assert "convexagg.estimator.CodeMatrixClassifier.predict_proba" in NAMES
+    assert "convexagg.convex_aggregation.ConvexAggregationClassifier" in NAMES
+    assert "convexagg.code_matrix.CodeMatrixClassifier.fit" in NAMES
+    assert "convexagg._prediction.CodeMatrixPrediction.predict_proba" in NAMES
+    assert "convexagg.defaults.resolve_model" in NAMES
     assert "convexagg.decoders.convex.ConvexDecoder.fit" in NAMES
     assert len(NAMES) > 150
 

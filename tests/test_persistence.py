@@ -183,6 +183,8 @@ def test_a_function_smuggled_into_the_file_is_refused(tmp_path):
 
 def test_convexagg_trusts_its_own_types_only():
     names = cio.trusted_types()
+    assert "convexagg.convex_aggregation.ConvexAggregationClassifier" in names
+    # the name convexagg.estimator gives it, which files may record
     assert "convexagg.estimator.ConvexAggregationClassifier" in names
     assert "convexagg.decoders.convex.ConvexDecoder" in names
     assert "convexagg.binary.ConstantBinaryPredictor" in names
@@ -256,3 +258,26 @@ def test_save_refuses_what_cannot_be_loaded_back(tmp_path):
     model.set_params(code="ovr")  # a name instead: saved and loaded
     cio.save(model, path)
     np.testing.assert_array_equal(cio.load(path).predict_proba(Q), model.predict_proba(Q))
+
+
+def test_a_file_naming_the_estimator_module_loads(iris, tmp_path):
+    """A file that records the classifier as ``convexagg.estimator.ConvexAggregationClassifier``
+    (the name that module gives it) loads, as the same model."""
+    import zipfile
+
+    X, y = iris
+    clf = ConvexAggregationClassifier(code="ovr", cv=3).fit(X, y)
+    path, renamed = tmp_path / "model.skops", tmp_path / "renamed.skops"
+    cio.save(clf, path)
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(renamed, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "schema.json":
+                text = data.decode()
+                assert '"convexagg.convex_aggregation"' in text
+                data = text.replace('"convexagg.convex_aggregation"', '"convexagg.estimator"')
+                data = data.encode()
+            dst.writestr(item, data)
+    loaded = cio.load(renamed)
+    assert type(loaded) is ConvexAggregationClassifier
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))

@@ -342,15 +342,15 @@ def test_the_classifier_auto_chooses_among_the_priors_over_the_rows():
 @pytest.mark.parametrize(
     "params, limit, why",
     [
-        ({}, ("ZERO_ENTRY_AUTO_MAX_WEIGHTS", 5), "6 zero-entry weights > 5"),
-        ({}, ("ZERO_ENTRY_AUTO_MAX_ROWS", 100), "178 rows > 100"),
+        ({}, ("ZERO_ENTRY_AUTO_MAX_WEIGHTS", 5), "6 zero-entry weights above the limit of 5"),
+        ({}, ("ZERO_ENTRY_AUTO_MAX_ROWS", 100), "178 rows above the limit of 100"),
         ({"entry_weight_shrinkage": None}, None, "no entry weights"),
         ({"penalty": "l1"}, None, "no entry weights"),
-        ({"code": "ovr"}, None, "no zero entries"),
+        ({"code": "ovr"}, None, "no zero entries in the code"),
         (
             {"entry_weight_shrinkage": [0.01, 0.001]},
             None,
-            "a list of entry_weight_shrinkage",
+            "a list of entry_weight_shrinkage (chosen without them)",
         ),
     ],
 )
@@ -358,11 +358,12 @@ def test_auto_is_none_where_the_zero_entries_cannot_apply_or_cost_too_much(
     params, limit, why, monkeypatch, capsys
 ):
     """The default "auto" weighs the zero entries only within its limits and where they
-    apply; elsewhere it is the fit with zero_entry_penalty=None, and verbose says why."""
+    apply; elsewhere it is the fit with zero_entry_penalty=None, and resolved_ and verbose
+    say why."""
     from sklearn.datasets import load_wine
     from sklearn.preprocessing import scale
 
-    from convexagg import estimator
+    from convexagg import defaults
 
     X, y = load_wine(return_X_y=True)
     X = scale(X)
@@ -370,10 +371,15 @@ def test_auto_is_none_where_the_zero_entries_cannot_apply_or_cost_too_much(
     within = ConvexAggregationClassifier(**kw).fit(X, y)
     if limit is not None:  # within the limits (wine: 6 zero-entry weights, 178 rows)
         assert within.zero_entry_penalty_ is not None
-        monkeypatch.setattr(estimator, *limit)
+        assert (
+            "chosen among [80, 20, 5, 1.25] / 178"
+            in within.resolved_["zero_entry_penalty"]["reason"]
+        )
+        monkeypatch.setattr(defaults, *limit)
     auto = ConvexAggregationClassifier(verbose=1, **kw).fit(X, y)
     assert auto.zero_entry_penalty_ is None and auto.zero_entry_penalty_scores_ is None
     assert np.all(auto.zero_entry_weights_ == 0)
-    assert f"zero_entry_penalty='auto': none ({why})" in capsys.readouterr().out
+    assert auto.resolved_["zero_entry_penalty"] == {"value": None, "reason": why}
+    assert f"zero_entry_penalty='auto': None ({why})" in capsys.readouterr().out
     none = ConvexAggregationClassifier(zero_entry_penalty=None, **kw).fit(X, y)
     np.testing.assert_array_equal(auto.predict_proba(X), none.predict_proba(X))

@@ -17,7 +17,6 @@ prints the largest difference of every array and fails above ``--atol``
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ def dump(args):
     from sklearn.linear_model import LogisticRegression
 
     from convexagg import ConvexAggregationClassifierCV, ConvexDecoder, regularization_path
+    from convexagg.solvers import InteriorPoint
 
     out = {}
     for code_name, n_classes in (("ovo", 26), ("ovr", 26), ("sparse_random", 26), ("complete", 11)):
@@ -49,9 +49,8 @@ def dump(args):
                 out[f"ovr/{formulation}/weights"] = dec.weights_
                 out[f"ovr/{formulation}/intercept"] = dec.intercept_
                 out[f"ovr/{formulation}/objective"] = np.array([dec.objective_])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FutureWarning)
-                dec = ConvexDecoder(tol=1e-6).fit(Q, y, code)  # a 0.1 keyword
+            # what 0.1's ConvexDecoder(tol=1e-6) meant: the paper's interior point at that tol
+            dec = ConvexDecoder(solver=InteriorPoint(tol=1e-6)).fit(Q, y, code)
             out["ovr/legacy/weights"] = dec.weights_
         if code_name in ("ovo", "ovr"):
             path = regularization_path(

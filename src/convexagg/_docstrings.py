@@ -20,7 +20,7 @@ estimator : classifier, or list of classifiers, default=None
     Binary learner, cloned for each code column (and each fold). None: a
     logistic regression on standardised features,
     ``make_pipeline(StandardScaler(), LogisticRegression())``
-    (:func:`~convexagg.estimator.default_learner`; the scaler does not centre a
+    (:func:`~convexagg.defaults.default_learner`; the scaler does not centre a
     sparse ``X``), made anew by each ``fit``: it fits raw features of any
     scale, but no strings or missing values -- for a table with those, pass a
     pipeline that encodes and imputes them (a ``ColumnTransformer``) or a
@@ -159,6 +159,19 @@ oof_proba_ : ndarray of shape (n_samples, n_classes) or None
 oof_fold_ : ndarray of shape (n_samples,) or None
     With an ensemble, the member (fold) whose binaries gave each row's
     out-of-fold outputs (-1 for none); None otherwise.
+resolved_ : dict
+    The model the fit resolved for the data
+    (:func:`convexagg.defaults.resolve_model`), option by option:
+    ``{option: {"value": ..., "reason": str}}`` for the learner
+    (``"estimator"``), ``"ensemble"``, the decoder (``"decoder"``; for the
+    convex-aggregation estimators ``"entry_weight_shrinkage"``,
+    ``"column_penalty"`` and ``"zero_entry_penalty"``) and its
+    ``"solver"``: the value the fit used and why, ``"given"`` for a value set
+    by the user. E.g. ``resolved_["zero_entry_penalty"]`` is ``{"value":
+    None, "reason": "4,212 zero-entry weights above the limit of 3,000"}``
+    where the zero entries were left out, and a penalty chosen by
+    cross-validation holds the chosen value and the values it was chosen
+    among.
 n_features_in_ : int
     The number of features (columns) of ``X`` in ``fit``; not set when
     ``X`` has no columns to count (a list of texts for a vectorising

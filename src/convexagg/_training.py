@@ -53,7 +53,9 @@ __all__ = [
     "Training",
     "check_learners",
     "decoder_outputs",
+    "decoder_rows",
     "fit_parameters",
+    "fold_splits",
     "member_outputs",
     "out_of_fold",
     "plan",
@@ -79,6 +81,7 @@ class Problem:
     split_params: dict = field(default_factory=dict)  # "cv" / "alpha_cv" -> their split params
     plan: Plan | None = None  # cv resolved (see plan)
     code_parts: dict = field(default_factory=dict)  # name -> its columns (make_code_parts)
+    splits: list | None = None  # the (train, test) splits of new out-of-fold outputs
 
 
 @dataclass
@@ -377,14 +380,8 @@ def decoder_outputs(fitted, p, learners, n_jobs):
     learners are deterministic given their seed.
     """
     if fitted.tests is not None:
-        if num_samples(p.X) != fitted.n_samples:
-            raise ValueError(
-                "with an ensemble, the outputs the decoder is fitted on are each member's "
-                "outputs on the rows it was not trained on: this needs the data fit was "
-                f"called with ({fitted.n_samples} samples); got {num_samples(p.X)} samples."
-            )
+        rows = decoder_rows(p, fitted)
         Q = member_outputs(fitted.members, fitted.tests, p.X, p.output, n_jobs)
-        rows = np.sort(np.concatenate(fitted.tests))
         return Training(fitted.members, Q, rows, tests=fitted.tests)
     if not fitted.plan.out_of_fold:
         Q = _outputs(fitted.members[0], p.X, p.output, n_jobs)
@@ -410,8 +407,11 @@ def _fold_lines(n_folds, M, chained):
 
 def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
     """``(fold binaries or None, out-of-fold outputs, rows that have one, test parts)``;
-    ``log``: a :class:`~convexagg._utils.Reporter` told of each fold's binaries."""
-    splits = cv_splits(cv, p.X, p.y, p.split_params.get("cv", {}), seed=p.plan.fold_seed)
+    the folds of ``cv``: ``p.splits`` when made (:func:`fold_splits`). ``log``: a
+    :class:`~convexagg._utils.Reporter` told of each fold's binaries."""
+    splits = p.splits
+    if splits is None:
+        splits = cv_splits(cv, p.X, p.y, p.split_params.get("cv", {}), seed=p.plan.fold_seed)
     M, done = p.code.shape[1], None
     if log is not None:
         log(f"out-of-fold outputs: {len(splits)} folds x {M} binary classifiers")
@@ -430,10 +430,43 @@ def out_of_fold(p, learners, cv, n_jobs, keep, log=None):
         keep=keep,
         progress=done,
     )
-    # every row covered (a K-fold partition): all of Q, not a copy of its rows (letter's
-    # 18,000 x 351 outputs: 0.1 s, mostly fresh pages)
-    rows = slice(None) if covered.all() else np.flatnonzero(covered)
-    return members, Q, rows, [test for _, test in splits]
+    return members, Q, _rows_with_output(covered), [test for _, test in splits]
+
+
+def _rows_with_output(covered):
+    """The rows marked in ``covered``: every row (a K-fold partition) as ``slice(None)``,
+    all of ``Q`` rather than a copy of its rows, else their sorted indices."""
+    return slice(None) if covered.all() else np.flatnonzero(covered)
+
+
+def fold_splits(p):
+    """The ``(train, test)`` splits of ``p``'s out-of-fold outputs, made once per fit
+    before any binary is trained (None for other plans); :func:`out_of_fold` trains on
+    them (``p.splits``)."""
+    if not p.plan.out_of_fold:
+        return None
+    return cv_splits(p.plan.splitter, p.X, p.y, p.split_params.get("cv", {}), seed=p.plan.fold_seed)
+
+
+def decoder_rows(p, fitted=None):
+    """The rows of ``p`` the decoder is fitted on, known before any binary is trained:
+    those in a test part of ``p.splits`` (or of the test parts of a :class:`Fitted`
+    ensemble's members, sorted: ``p`` must then have the rows of fit), every row
+    (``slice(None)``) where they cover them all or where there are no folds."""
+    if fitted is not None and fitted.tests is not None:
+        if num_samples(p.X) != fitted.n_samples:
+            raise ValueError(
+                "with an ensemble, the outputs the decoder is fitted on are each member's "
+                "outputs on the rows it was not trained on: this needs the data fit was "
+                f"called with ({fitted.n_samples} samples); got {num_samples(p.X)} samples."
+            )
+        return np.sort(np.concatenate(fitted.tests))
+    if p.splits is None:
+        return slice(None)
+    covered = np.zeros(p.y.size, dtype=bool)
+    for _, test in p.splits:
+        covered[test] = True
+    return _rows_with_output(covered)
 
 
 def rows_of(X, params, rows):

@@ -12,12 +12,12 @@ from ._array_api import take_rows
 from ._docstrings import fill_doc
 from ._folds import cv_splits
 from ._sklearn import fit_context
-from ._training import Plan, check_learners, rows_of, subproblem
+from ._training import Plan, check_learners, decoder_rows, rows_of, subproblem
 from ._training import train as train_binaries
 from ._utils import Reporter, progress, restore_on_failure
 from .aggregation import MAX_ALPHA
 from .binary import predict_binaries
-from .estimator import DEFAULT_ALPHA, ConvexAggregationBase, aggregation_constraints
+from .convex_aggregation import DEFAULT_ALPHA, ConvexAggregationBase, aggregation_constraints
 from .path import path_decoder, problem_path
 
 __all__ = ["ConvexAggregationClassifierCV", "default_alphas"]
@@ -197,10 +197,11 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
     def _choice_alpha(self):
         return DEFAULT_ALPHA
 
-    def _fit_decoder(self, decoder, training, p):
-        """``fit_decoder``'s fit: the parts resolved and chosen as in :meth:`fit`, the
-        weights fitted at ``decoder``'s ``alpha`` (``alpha_``)."""
-        decoder, candidates = self._resolve_penalties(decoder, training, p)
+    def _fit_decoder(self, decoder, model, training, p):
+        """``fit_decoder``'s fit: the penalty of ``model`` left to cross-validation chosen
+        as in :meth:`fit`, the weights fitted at ``decoder``'s ``alpha`` (``alpha_``)."""
+        self._log_model(model)
+        candidates = self._candidates(model, p)
         decoder = self._choose(decoder, candidates, training, p)
         return self._fit_on_outputs(decoder, training, p)
 
@@ -285,18 +286,21 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
         self : object
             The fitted classifier.
         """
-        decoder = path_decoder(self._make_decoder())
         alphas = np.sort(self._alpha_grid())[::-1]  # the path's order
-        p = self._problem(X, y, decoder, sample_weight, fit_params)
+        p = self._problem(X, y, sample_weight, fit_params)
         if isinstance(self.alpha_cv, Integral) or hasattr(self.alpha_cv, "split"):
             # a dry run on all rows: folds that cannot split them cannot split the rows
             # with out-of-fold outputs either, and fail before any binary is trained
             self._alpha_folds(p, np.arange(p.y.size))
+        # the model's data-dependent parts resolved for the rows the final weights are
+        # fitted on, as the sibling resolves them
+        resolved, decoder = self._resolve(p, decoder_rows(p))
+        decoder = path_decoder(decoder)
         # the binaries the final weights are fitted on: out-of-fold (or prefit) outputs,
-        # or (cv="in_sample") binaries trained on all rows; the model's data-dependent
-        # parts are resolved on their outputs, as the sibling resolves them
+        # or (cv="in_sample") binaries trained on all rows
         training = self._train(p, warm=self._warm_binaries(p))
-        decoder, candidates = self._resolve_penalties(decoder, training, p)
+        self._log_model(resolved)
+        candidates = self._candidates(resolved, p)
         own = p.plan.in_sample  # the binaries trained per alpha fold
         rows = np.arange(p.y.size) if own else np.arange(p.y.size)[training.rows]
         folds = self._alpha_folds(p, rows)
@@ -330,7 +334,7 @@ class ConvexAggregationClassifierCV(ConvexAggregationBase):
             n, M = problem.Q.shape
             self._log(f"fitting {type(final).__name__} on {n} x {M} outputs")
             final = final.fit_problem(problem)
-        self._set_fitted(p, training, final)
+        self._set_fitted(p, training, final, resolved)
         self.alpha_ = alpha
         self.alphas_ = path.alphas
         self.cv_scores_ = cv_scores

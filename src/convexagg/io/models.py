@@ -109,7 +109,8 @@ def trusted_types():
     Returns
     -------
     names : list of str
-        Sorted type names, such as ``"convexagg.estimator.ConvexAggregationClassifier"``.
+        Sorted type names, such as
+        ``"convexagg.convex_aggregation.ConvexAggregationClassifier"``.
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import MissingIndicator, SimpleImputer
@@ -128,7 +129,12 @@ def trusted_types():
         SimpleImputer,
         StandardScaler,
     }
-    return sorted({_type_name(cls) for cls in classes} | {"numpy.dtype"})
+    names = {_type_name(cls) for cls in classes} | {"numpy.dtype"}
+    # convexagg.estimator names the classifiers of convexagg.code_matrix and
+    # convexagg.convex_aggregation: a file that records them by that name loads too
+    estimator = importlib.import_module("convexagg.estimator")
+    names |= {f"{estimator.__name__}.{name}" for name in estimator.__all__}
+    return sorted(names)
 
 
 def _with_packed_binaries(obj, memo, depth=0):
