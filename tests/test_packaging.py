@@ -100,6 +100,8 @@ def _modules_the_tests_import():
 # Optional on purpose, each skipped with its reason where absent: PyTorch's CPU build is large
 # (an array-API namespace beside array-api-strict, which the test extra does install).
 OPTIONAL_TEST_MODULES = {"torch"}
+# the benchmarks' own library and tools, imported from benchmarks/ by the layout tests
+BENCHMARK_MODULES = {path.name for path in (ROOT / "benchmarks").iterdir() if path.is_dir()}
 
 
 def test_the_test_extra_installs_every_module_the_tests_import():
@@ -114,7 +116,7 @@ def test_the_test_extra_installs_every_module_the_tests_import():
     requirements = _test_requirements()
     missing = sorted(
         module
-        for module in _modules_the_tests_import() - OPTIONAL_TEST_MODULES
+        for module in _modules_the_tests_import() - OPTIONAL_TEST_MODULES - BENCHMARK_MODULES
         if not installed.get(module, set()) & requirements
     )
     assert missing == [], f"imported by the tests but not installed by .[test]: {missing}"
