@@ -65,6 +65,7 @@ from sklearn.utils.validation import validate_data
 from ._array_api import array_namespace, on_host, take_rows
 from ._folds import cv_splits
 from ._sklearn import check_method_params, num_samples
+from .batched_logistic import fit_logistic_binaries
 
 __all__ = [
     "ConstantBinaryPredictor",
@@ -793,6 +794,11 @@ def fit_binaries(
     namespace = array_namespace(X)
     if namespace is not None:
         y = namespace.to_device(y)  # once: every column's targets are built from it there
+    else:
+        every = [np.arange(len(y))]
+        batched = _batched(estimator, X, y, code, every, seeds, fit_params, progress, warm)
+        if batched is not None:
+            return batched[0]
     tasks = (
         delayed(_fit_binary)(
             _learner(estimator, l), X, y, code[:, l], seeds[l], _params_of(fit_params, l), warm[l]
@@ -1065,6 +1071,38 @@ def _fold_chain(estimator, X, y, column, splits, seed, fit_params):
     return done
 
 
+def _batched(estimator, X, y, code, trains, seeds, fit_params, progress, warm=None):
+    """Every column's binary on each part of ``trains`` (one list per part), trained
+    together by :func:`~convexagg.batched_logistic.fit_logistic_binaries` when the
+    learners qualify (:func:`~convexagg.batched_logistic.batched_columns`), else None.
+    The binaries it leaves are fitted one by one here (``warm``: a single part's)."""
+    M = code.shape[1]
+    learners = [_learner(estimator, l) for l in range(M)]
+    params = [_params_of(fit_params, l) or {} for l in range(M)]
+
+    def fallback(l, train):
+        rows = train[code[y[train], l] != 0]
+        rows_params = check_method_params(X, params=params[l], indices=rows)
+        start = None if warm is None else warm[l]
+        return _fit_binary(learners[l], X[rows], y[rows], code[:, l], seeds[l], rows_params, start)
+
+    parts = fit_logistic_binaries(
+        learners,
+        X,
+        y,
+        code,
+        trains,
+        params,
+        make=lambda l: _seeded_clone(learners[l], seeds[l]),
+        fallback=fallback,
+        starts=warm,
+    )
+    if parts is not None and progress is not None:
+        for _ in range(len(trains) * M):
+            progress()
+    return parts
+
+
 def _largest_first(y, code):
     """The code columns by the rows their binary problems use, most first (ties in column
     order): parallel workers given the long tasks first finish together. One-vs-rest
@@ -1170,7 +1208,9 @@ def fold_binaries(
             estimator, X, y, code, splits, output, seeds, fit_params, keep, progress, namespace
         )
         return members, Q, covered
-    if starts_folds_warm(estimator):
+    trains = [train for train, _ in splits]
+    members = _batched(estimator, X, y, code, trains, seeds, fit_params, progress)
+    if members is None and starts_folds_warm(estimator):
         order = _largest_first(y, code)
         tasks = (
             delayed(_fold_chain)(
@@ -1187,8 +1227,9 @@ def fold_binaries(
         each = None if progress is None else _repeated(progress, len(splits))
         chains = _parallel(n_jobs, tasks, each)
         chains = [chains[i] for i in np.argsort(order)]  # back in column order
-        Q = np.zeros((n, M))
         members = [[chain[f] for chain in chains] for f in range(len(splits))]
+    if members is not None:
+        Q = np.zeros((n, M))
         for fold, (_, test) in zip(members, splits):
             Q[test] = predict_binaries(fold, take_rows(X, test), output)
         return (members if keep else None), Q, covered
