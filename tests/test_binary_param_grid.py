@@ -30,11 +30,14 @@ def wine():
 
 
 def _manual_oof_log_loss(X, y, C, code, n_splits=3):
-    """Aggregated out-of-fold log-loss, everything but the decoder written here. A
-    column's model is refitted fold after fold with scikit-learn's ``warm_start``, as
-    the classifier trains ``LogisticRegression`` binaries."""
+    """Aggregated out-of-fold log-loss, everything but the decoder written here. Each
+    binary is solved to its optimum (scikit-learn's Newton solver to ``tol=1e-12``), as
+    the classifier trains ``LogisticRegression`` binaries (together, to the optimum)."""
     Q = np.zeros((y.size, code.shape[1]))
-    models = [LogisticRegression(C=C, warm_start=True) for _ in range(code.shape[1])]
+    models = [
+        LogisticRegression(C=C, solver="newton-cholesky", tol=1e-12, max_iter=1000)
+        for _ in range(code.shape[1])
+    ]
     for train, test in StratifiedKFold(n_splits).split(X, y):
         for l, model in enumerate(models):
             rows = train[code[y[train], l] != 0]

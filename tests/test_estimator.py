@@ -114,9 +114,10 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
 
 def test_prefit_uses_given_binaries(iris):
     X, y = iris
-    fitted = ConvexAggregationClassifier(code="ovo", cv="in_sample").fit(X, y)
+    # the same random_state: the zero entries' prior is chosen on the same folds
+    fitted = ConvexAggregationClassifier(code="ovo", cv="in_sample", random_state=0).fit(X, y)
     (binaries,) = fitted.estimators_  # one member
-    prefit = ConvexAggregationClassifier(list(binaries), code="ovo", cv="prefit")
+    prefit = ConvexAggregationClassifier(list(binaries), code="ovo", cv="prefit", random_state=0)
     prefit.fit(X, y)
     assert all(a is b for a, b in zip(prefit.estimators_[0], binaries))
     np.testing.assert_allclose(prefit.predict_proba(X), fitted.predict_proba(X))

@@ -17,8 +17,17 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 
 from convexagg import ConvexAggregationClassifier
+from convexagg.batched_logistic import per_binary_path
 from convexagg.binary import fold_binaries, starts_folds_warm
 from convexagg.codes import one_vs_one
+
+
+@pytest.fixture(autouse=True)
+def one_by_one():
+    """The chain is the per-binary path's: the batched trainer (which solves a column's
+    folds in turn too) has its own tests, tests/test_batched_logistic.py."""
+    with per_binary_path():
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,314 @@
+"""The batched trainer of logistic-regression binaries (:mod:`convexagg.batched_logistic`).
+
+References: scikit-learn's own ``LogisticRegression`` fitted to ``tol=1e-10`` on each
+binary's rows (its objective computed here from the coefficients), ``StandardScaler``
+fitted on the same rows, repeated rows against integer sample weights, and the
+per-binary path (:func:`~convexagg.batched_logistic.per_binary_path`).
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from unittest import mock
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn import config_context
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+import convexagg.batched_logistic as batched
+import convexagg.binary as binary
+from convexagg import ConvexAggregationClassifier
+from convexagg.batched_logistic import batched_columns, per_binary_path
+from convexagg.binary import ConstantBinaryPredictor, fit_binaries, fold_binaries
+from convexagg.codes import make_code, sparse_random
+
+K = 4
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Features of different means and scales (a scaler matters), classes that overlap."""
+    rng = np.random.default_rng(0)
+    n, d = 160, 4
+    y = np.arange(n) % K
+    X = rng.normal(size=(n, d)) + 0.8 * rng.normal(size=(K, d))[y]
+    X = X * np.array([1.0, 30.0, 0.2, 5.0]) + np.array([0.0, 100.0, -3.0, 20.0])
+    weights = rng.integers(0, 4, size=n).astype(np.float64)
+    return X, y, weights
+
+
+CODES = {
+    "ovr": make_code("ovr", K),
+    "ovo": make_code("ovo", K),
+    "ovo+ovr": make_code("ovo+ovr", K),
+    "sparse_random": sparse_random(K, n_columns=8, n_candidates=5, random_state=0),
+}
+
+
+def _lr(**params):
+    return LogisticRegression(**params)
+
+
+def _scaled(**params):
+    return make_pipeline(StandardScaler(), LogisticRegression(**params))
+
+
+LEARNERS = {"lr": _lr, "scaled": _scaled}
+
+
+def _parts(est):
+    """``(scaler or None, model)`` of a fitted binary."""
+    if isinstance(est, Pipeline):
+        return est.steps[0][1], est.steps[-1][1]
+    return None, est
+
+
+def _objective(est, X, target, weight):
+    """scikit-learn's LogisticRegression objective of a fitted binary on its rows:
+    ``C * sum_i s_i * loss_i + ||w||^2 / 2``, computed here."""
+    scaler, model = _parts(est)
+    Z = X if scaler is None else scaler.transform(X)
+    margin = Z @ model.coef_[0] + model.intercept_[0]
+    loss = np.logaddexp(0.0, margin) - target * margin
+    s = np.ones(target.size) if weight is None else weight
+    return model.C * (s @ loss) + 0.5 * model.coef_[0] @ model.coef_[0]
+
+
+def _weight_params(learner, weight):
+    if weight is None:
+        return {}
+    if isinstance(learner, Pipeline):
+        return {f"{name}__sample_weight": weight for name, _ in learner.steps}
+    return {"sample_weight": weight}
+
+
+def _reference(learner, X, target, weight):
+    """The same binary by scikit-learn's own fit, to tol=1e-10 (its Newton solver: the
+    unscaled features make L-BFGS take thousands of iterations to get there)."""
+    ref = clone(learner)
+    model = _parts(ref)[1]
+    model.set_params(solver="newton-cholesky", tol=1e-10, max_iter=10000)
+    return ref.fit(X, target, **_weight_params(ref, weight))
+
+
+def _check_against_scikit_learn(members, trains, learner, X, y, code, weight):
+    for train, fold in zip(trains, members):
+        for l, est in enumerate(fold):
+            rows = train[code[y[train], l] != 0]
+            target = (code[y[rows], l] == 1).astype(np.int64)
+            w = None if weight is None else weight[rows]
+            ref = _reference(learner, X[rows], target, w)
+            mine, theirs = _objective(est, X[rows], target, w), _objective(ref, X[rows], target, w)
+            assert abs(mine - theirs) <= 1e-8 * abs(theirs), (l, mine, theirs)
+            scaler, ref_scaler = _parts(est)[0], _parts(ref)[0]
+            if scaler is not None:
+                np.testing.assert_allclose(scaler.mean_, ref_scaler.mean_, rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(scaler.var_, ref_scaler.var_, rtol=1e-11)
+                np.testing.assert_allclose(scaler.scale_, ref_scaler.scale_, rtol=1e-11)
+                assert scaler.n_samples_seen_ == pytest.approx(ref_scaler.n_samples_seen_)
+
+
+@pytest.mark.parametrize("learner_name", sorted(LEARNERS))
+@pytest.mark.parametrize("code_name", sorted(CODES))
+def test_every_binary_reaches_scikit_learns_optimum(data, code_name, learner_name):
+    """Every column of the code, on two folds, with and without sample weights and an
+    intercept: each binary's objective within 1e-8 of scikit-learn's ``tol=1e-10`` fit."""
+    X, y, weights = data
+    code = CODES[code_name]
+    splits = list(StratifiedKFold(2, shuffle=True, random_state=0).split(X, y))
+    trains = [train for train, _ in splits]
+    for weight in (None, weights):
+        for fit_intercept in (True, False):
+            learner = LEARNERS[learner_name](fit_intercept=fit_intercept, C=2.0)
+            params = _weight_params(learner, weight)
+            with mock.patch.object(binary, "_fit_binary", side_effect=AssertionError):
+                members, _, _ = fold_binaries(
+                    learner, X, y, code, splits, "proba", fit_params=params
+                )
+            _check_against_scikit_learn(members, trains, learner, X, y, code, weight)
+
+
+def test_the_binaries_are_the_objects_scikit_learns_fit_leaves(data):
+    X, y, _ = data
+    code = CODES["ovo+ovr"]
+    for learner in (
+        _lr(),
+        _scaled(),
+        make_pipeline(StandardScaler(with_mean=False), LogisticRegression()),
+        make_pipeline(StandardScaler(with_std=False), LogisticRegression()),
+        make_pipeline(StandardScaler(with_mean=False, with_std=False), LogisticRegression()),
+    ):
+        estimators = fit_binaries(learner, X, y, code)
+        for l, est in enumerate(estimators):
+            rows = np.flatnonzero(code[y, l] != 0)
+            target = (code[y[rows], l] == 1).astype(np.int64)
+            ref = _reference(learner, X[rows], target, None)
+            assert type(est) is type(ref)
+            for mine, theirs in zip(_parts(est), _parts(ref)):
+                if theirs is None:
+                    continue
+                assert sorted(vars(mine)) == sorted(vars(theirs))
+                for name, value in vars(theirs).items():
+                    assert type(getattr(mine, name)) is type(value), name
+                    if isinstance(value, np.ndarray):
+                        assert getattr(mine, name).dtype == value.dtype, name
+                        assert getattr(mine, name).shape == value.shape, name
+                if isinstance(theirs, StandardScaler) and theirs.mean_ is not None:
+                    np.testing.assert_allclose(mine.mean_, theirs.mean_, rtol=1e-12)
+                if isinstance(theirs, StandardScaler):
+                    assert mine.n_samples_seen_ == theirs.n_samples_seen_
+            np.testing.assert_array_equal(_parts(est)[1].classes_, [0, 1])
+            assert _parts(est)[1].n_iter_[0] >= 1
+            # the fitted binary predicts as scikit-learn's (its own predict_proba)
+            np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+
+
+def test_repeated_rows_are_integer_weights(data):
+    X, y, weights = data
+    code = CODES["ovo+ovr"]
+    learner = _scaled(C=0.5)
+    weighted = fit_binaries(learner, X, y, code, fit_params=_weight_params(learner, weights))
+    repeat = weights.astype(int)
+    repeated = fit_binaries(learner, np.repeat(X, repeat, axis=0), np.repeat(y, repeat), code)
+    for a, b in zip(weighted, repeated):
+        (sa, ma), (sb, mb) = _parts(a), _parts(b)
+        np.testing.assert_allclose(sa.mean_, sb.mean_, rtol=1e-12)
+        np.testing.assert_allclose(sa.var_, sb.var_, rtol=1e-10)
+        assert sa.n_samples_seen_ == sb.n_samples_seen_
+        np.testing.assert_allclose(ma.coef_, mb.coef_, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(ma.intercept_, mb.intercept_, rtol=1e-7, atol=1e-9)
+
+
+def test_routed_weights_reach_the_steps_that_request_them(data):
+    """Under metadata routing, the scaler weighted or not as it requested, as in
+    ``Pipeline.fit``."""
+    X, y, weights = data
+    code = CODES["ovo"]
+    with config_context(enable_metadata_routing=True):
+        learner = make_pipeline(
+            StandardScaler().set_fit_request(sample_weight=False),
+            LogisticRegression().set_fit_request(sample_weight=True),
+        )
+        params = {"sample_weight": weights}
+        estimators = fit_binaries(learner, X, y, code, fit_params=params)
+        with per_binary_path():
+            expected = fit_binaries(learner, X, y, code, fit_params=params)
+    for l, (est, ref) in enumerate(zip(estimators, expected)):
+        np.testing.assert_allclose(est[0].mean_, ref[0].mean_, rtol=1e-12)  # unweighted
+        assert est[0].n_samples_seen_ == ref[0].n_samples_seen_
+        rows = np.flatnonzero(code[y, l] != 0)
+        target = (code[y[rows], l] == 1).astype(np.int64)
+        mine, theirs = (_objective(e, X[rows], target, weights[rows]) for e in (est, ref))
+        assert mine <= theirs * (1 + 1e-12)  # the optimum, at most lbfgs's stop at tol
+
+
+def test_one_sided_and_unconverged_binaries_take_the_learners_own_fit(data):
+    X, y, _ = data
+    code = CODES["ovo+ovr"]
+    # a fold without class 3: the columns of class 3 against nothing are one-sided
+    keep = y != 3
+    splits = [(np.flatnonzero(keep), np.flatnonzero(~keep))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        members, Q, _ = fold_binaries(_scaled(), X, y, code, splits, "proba")
+        with per_binary_path():
+            expected, Q_ref, _ = fold_binaries(_scaled(), X, y, code, splits, "proba")
+    for est, ref in zip(members[0], expected[0]):
+        assert type(est) is type(ref)
+        if isinstance(ref, ConstantBinaryPredictor):
+            assert est.p_ == ref.p_
+    np.testing.assert_allclose(Q, Q_ref, atol=1e-3)
+    # max_iter=1: Newton's method does not stop in one step, scikit-learn's fit takes
+    # over (and warns, as it does one by one)
+    learner = _lr(max_iter=1)
+    with pytest.warns(ConvergenceWarning):
+        estimators = fit_binaries(learner, X, y, code)
+    with per_binary_path(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        expected = fit_binaries(learner, X, y, code)
+    for est, ref in zip(estimators, expected):
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+
+
+@pytest.mark.parametrize(
+    "learner",
+    [
+        LogisticRegression(class_weight="balanced"),
+        LogisticRegression(l1_ratio=1.0, solver="saga"),
+        LogisticRegression(solver="liblinear"),
+        LogisticRegression(solver="sag"),
+        LogisticRegression(C=np.inf),
+        LogisticRegression(verbose=1),
+        LogisticRegression(penalty="l2"),
+        make_pipeline(MinMaxScaler(), LogisticRegression()),
+        make_pipeline(StandardScaler(), StandardScaler(), LogisticRegression()),
+        make_pipeline(StandardScaler().set_output(transform="pandas"), LogisticRegression()),
+        DecisionTreeClassifier(),
+        type("MyLogisticRegression", (LogisticRegression,), {})(),
+    ],
+    ids=lambda est: repr(est)[:40],
+)
+def test_other_learners_keep_the_per_binary_path(data, learner):
+    X, y, _ = data
+    X = (X - X.mean(axis=0)) / X.std(axis=0)  # scikit-learn's solvers converge quickly
+    code = CODES["ovo"]
+    M = code.shape[1]
+    assert batched_columns([learner] * M, X, [{}] * M) is None
+    with mock.patch.object(batched, "_solve", side_effect=AssertionError):
+        spy = mock.patch.object(binary, "_fit_binary", wraps=binary._fit_binary)
+        with spy as fitted, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit_binaries(learner, X, y, code)
+    assert fitted.call_count == M
+
+
+def test_other_inputs_keep_the_per_binary_path(data):
+    X, y, weights = data
+    M = 3
+    lr = [LogisticRegression()] * M
+    assert batched_columns(lr, X, [{}] * M) is not None
+    assert batched_columns(lr, X.astype(int), [{}] * M) is not None
+    assert batched_columns(lr, X.astype(np.float32), [{}] * M) is None
+    assert batched_columns(lr, sp.csr_matrix(X), [{}] * M) is None
+    assert batched_columns(lr, X.tolist(), [{}] * M) is None
+    with_nan = X.copy()
+    with_nan[0, 0] = np.nan
+    assert batched_columns(lr, with_nan, [{}] * M) is None
+    assert batched_columns(lr, X, [{"sample_weight": weights}] * M) is not None
+    assert batched_columns(lr, X, [{"sample_weight": -weights}] * M) is None
+    other = [{"sample_weight": weights}, {"sample_weight": weights + 1}, {}]
+    assert batched_columns(lr, X, other) is None  # the columns' weights differ
+    scaled = [_scaled()] * M
+    assert batched_columns(scaled, X, [{"pipeline__x": 1}] * M) is None
+    assert batched_columns(scaled, X, [{"standardscaler__copy": True}] * M) is None
+    with per_binary_path():
+        assert batched_columns(lr, X, [{}] * M) is None
+    pd = pytest.importorskip("pandas")
+    assert batched_columns(lr, pd.DataFrame(X), [{}] * M) is None
+
+
+def test_the_estimator_predicts_as_with_the_per_binary_path(data):
+    """Both paths solved to the optimum (scikit-learn's Newton solver to ``tol=1e-10``):
+    the binaries agree to about 1e-9 and the probabilities to 1e-6 (the decoder's own
+    solver stops at its tolerance on slightly different outputs). With the learner's
+    default L-BFGS at ``tol=1e-4`` the per-binary path stops short of the optimum: the
+    probabilities then differ by a few ten-thousandths."""
+    X, y, _ = data
+    for params, atol in (({"solver": "newton-cholesky", "tol": 1e-10}, 1e-6), ({}, 2e-3)):
+        learner = _scaled(**params)
+        clf = ConvexAggregationClassifier(learner, code="ovo+ovr", random_state=0)
+        proba = clf.fit(X, y).predict_proba(X)
+        with per_binary_path():
+            reference = clone(clf).fit(X, y).predict_proba(X)
+        np.testing.assert_allclose(proba, reference, atol=atol)
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(X), proba)
