@@ -312,3 +312,36 @@ def test_the_estimator_predicts_as_with_the_per_binary_path(data):
         np.testing.assert_allclose(proba, reference, atol=atol)
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict_proba(X), proba)
+
+
+def test_many_features_take_conjugate_gradients(data, monkeypatch):
+    """Above EXPLICIT_HESSIAN_FEATURES, Newton steps by batched conjugate gradients: the
+    same optimum."""
+    X, y, weights = data
+    monkeypatch.setattr(batched, "EXPLICIT_HESSIAN_FEATURES", 2)
+    code = CODES["ovo+ovr"]
+    for learner in (_lr(C=2.0), _scaled(C=2.0, fit_intercept=False)):
+        params = _weight_params(learner, weights)
+        with mock.patch.object(batched._Fold, "hessians", side_effect=AssertionError):
+            estimators = fit_binaries(learner, X, y, code, fit_params=params)
+        every = np.arange(y.size)
+        _check_against_scikit_learn([estimators], [every], learner, X, y, code, weights)
+
+
+@pytest.mark.parametrize("name", ["strict"])
+def test_array_api_X_is_trained_batched_on_its_device(data, name, dispatch):
+    """The same computation on ``X``'s namespace (array_api_strict: the standard's
+    functions only): the binaries' coefficients there, equal to NumPy's."""
+    from array_api_namespaces import host, of_namespace, to_xp
+
+    X, y, weights = data
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    code = CODES["ovo+ovr"]
+    params = {"sample_weight": weights}
+    with mock.patch.object(binary, "_fit_binary", side_effect=AssertionError):
+        estimators = fit_binaries(LogisticRegression(), to_xp(name, X), y, code, fit_params=params)
+        expected = fit_binaries(LogisticRegression(), X, y, code, fit_params=params)
+    for est, ref in zip(estimators, expected):
+        assert of_namespace(name, est.coef_) and of_namespace(name, est.intercept_)
+        np.testing.assert_allclose(host(est.coef_), ref.coef_, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(host(est.intercept_), ref.intercept_, rtol=1e-12, atol=1e-14)

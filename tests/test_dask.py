@@ -24,6 +24,7 @@ from sklearn.svm import LinearSVC  # noqa: E402
 from convexagg import ConvexAggregationClassifier, ConvexDecoder  # noqa: E402
 from convexagg.aggregation import DenseObjective, Penalty, stack_losses  # noqa: E402
 from convexagg.aggregation.distributed import ChunkedPoint, DaskObjective  # noqa: E402
+from convexagg.batched_logistic import per_binary_path  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
 from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE  # noqa: E402
 from convexagg.losses import binary_losses  # noqa: E402
@@ -336,17 +337,20 @@ def test_decoder_predict_on_dask_is_lazy_and_blockwise(client):
 
 
 def test_estimator_trains_binaries_on_the_cluster(client):
-    """Under joblib's dask backend the binary problems are fitted on the workers."""
+    """Under joblib's dask backend the binary problems fitted one by one are fitted on
+    the workers (the batched trainer runs in the calling process: forced off here)."""
     X, y = load_iris(return_X_y=True)
     worker_addresses = set(client.scheduler_info()["workers"])
-    with distributed.get_task_stream(client) as tasks:
+    with distributed.get_task_stream(client) as tasks, per_binary_path():
         with joblib.parallel_config(backend="dask"):
             clf = ConvexAggregationClassifier(LogisticRegression(), code="ovo", random_state=0)
             clf.fit(X, y)
     # _fold_chain: the default fits each column's binaries on the folds (cv=5) in turn
     fitted_on = {t["worker"] for t in tasks.data if "_fold_chain" in str(t["key"])}
     assert fitted_on and fitted_on <= worker_addresses
-    ref = ConvexAggregationClassifier(LogisticRegression(), code="ovo", random_state=0).fit(X, y)
+    with per_binary_path():
+        clf_ref = ConvexAggregationClassifier(LogisticRegression(), code="ovo", random_state=0)
+        ref = clf_ref.fit(X, y)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=0, atol=1e-10)
 
 

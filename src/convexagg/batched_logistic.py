@@ -57,6 +57,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.metadata_routing import process_routing
 
+from ._array_api import array_namespace, on_host
 from ._sklearn import routing_enabled
 
 __all__ = [
@@ -249,7 +250,7 @@ def _weight_array(weight, n):
     if weight is None:
         return None
     try:
-        weight = np.asarray(weight, dtype=np.float64)
+        weight = np.asarray(on_host(weight), dtype=np.float64)
     except (TypeError, ValueError):
         return False
     if weight.shape != (n,) or not np.all(np.isfinite(weight)) or np.any(weight < 0):
@@ -293,9 +294,15 @@ def batched_columns(learners, X, fit_params):
     """
     if _forced.get() or get_config()["transform_output"] != "default":
         return None
-    if type(X) is not np.ndarray or X.ndim != 2 or X.shape[1] == 0 or X.shape[0] == 0:
+    namespace = array_namespace(X)
+    if namespace is not None:
+        if not _on_device(learners, X, namespace):
+            return None
+    elif type(X) is not np.ndarray or X.dtype.kind not in "fiub":
         return None
-    if X.dtype.kind not in "fiub" or (X.dtype.kind == "f" and X.dtype != np.float64):
+    elif X.dtype.kind == "f" and X.dtype != np.float64:
+        return None
+    if len(X.shape) != 2 or X.shape[1] == 0 or X.shape[0] == 0:
         return None
     columns, weights, seen = [], None, {}
     for learner, params in zip(learners, fit_params):
@@ -317,9 +324,22 @@ def batched_columns(learners, X, fit_params):
     scaler_weight = _weight_array(weights[1], X.shape[0])
     if model_weight is False or scaler_weight is False:
         return None
-    if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+    if namespace is not None:
+        finite = bool(_host(namespace.xp, namespace.xp.all(namespace.xp.isfinite(X))))
+    else:
+        finite = X.dtype.kind != "f" or bool(np.all(np.isfinite(X)))
+    if not finite:
         return None  # the learner's own fit names the problem
     return Batch(columns, model_weight, scaler_weight)
+
+
+def _on_device(learners, X, namespace):
+    """Whether the batch takes array-API ``X`` (on its device): float64 and
+    ``LogisticRegression`` learners alone (a pipeline's scaler would keep its
+    statistics there too)."""
+    if X.dtype != namespace.xp.float64:
+        return False
+    return all(type(learner) is LogisticRegression for learner in learners)
 
 
 # --------------------------------------------------------------------------------------
@@ -395,9 +415,14 @@ class _Fold:
     it does not)."""
 
     def __init__(self, xp, X, y, rows, code, columns, batch, explicit):
-        Xf = X[rows].astype(np.float64, copy=False)
+        if xp is np:
+            Xf = X[rows].astype(np.float64, copy=False)
+        else:
+            Xf = _take(xp, X, rows)
+        self.like = Xf  # the device of every array made here
         yf = y[rows]
-        self.center = Xf.mean(axis=0)
+        center = xp.mean(Xf, axis=0)
+        self.center = _host(xp, center)
         n_classes, B = code.shape
         d = X.shape[1]
         self.d, self.p, self.B, self.xp = d, d + 1, B, xp
@@ -406,9 +431,8 @@ class _Fold:
         uses = code != 0  # (classes, binaries)
         order = np.argsort(yf, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(np.bincount(yf, minlength=n_classes))])
-        self.counts = np.diff(bounds)
         q = self.p * (self.p + 1) // 2
-        cache = explicit and Xf.shape[0] * q * 8 <= _OUTER_BYTES
+        cache = explicit and yf.size * q * 8 <= _OUTER_BYTES
         iu, ju = np.triu_indices(self.p)
         self.pairs = (iu, ju) if explicit else None
         self.blocks = []
@@ -417,29 +441,34 @@ class _Fold:
             members = order[bounds[k] : bounds[k + 1]]
             if members.size == 0:
                 continue
-            Xk = Xf[members] - self.center
+            Xk = _take(xp, Xf, members) - center
             wk = None if scaler_w is None else scaler_w[members]
-            total = members.size if wk is None else wk.sum()
-            mean = (Xk.mean(axis=0) if wk is None else wk @ Xk / total) if total > 0 else 0.0
-            spread = (Xk - mean) ** 2
+            total = float(members.size if wk is None else wk.sum())
+            if total > 0:
+                wk_ = None if wk is None else self.device(wk)
+                mean = (xp.sum(Xk, axis=0) if wk is None else wk_ @ Xk) / total
+                spread = (Xk - mean) ** 2
+                class_sums[k, 1] = _host(xp, mean)
+                class_sums[k, 2] = _host(xp, xp.sum(spread, axis=0) if wk is None else wk_ @ spread)
             class_sums[k, 0] = total
-            class_sums[k, 1] = mean
-            class_sums[k, 2] = spread.sum(axis=0) if wk is None else wk @ spread
             binaries = np.flatnonzero(uses[k])
             if binaries.size == 0:
                 continue
             sign = np.where(code[k, binaries] == 1, -1.0, 1.0)
             step = max(1, _BLOCK_ELEMENTS // binaries.size)
             for start in range(0, members.size, step):
-                part = slice(start, start + step)
-                X1 = np.empty((Xk[part].shape[0], self.p))
-                X1[:, :d] = Xk[part]
-                X1[:, d] = 1.0
-                Xb = _device(xp, X1)
+                stop = min(start + step, members.size)
+                part = Xk[start:stop, ...]
+                ones = xp.ones((part.shape[0], 1), dtype=part.dtype, device=part.device)
+                Xb = xp.concat([part, ones], axis=1)
                 outer = self._outer(Xb) if cache else None
-                wb = None if model_w is None else _device(xp, model_w[members[part]])
+                wb = None if model_w is None else self.device(model_w[members[start:stop]])
                 self.blocks.append(_Block(Xb, outer, wb, binaries, sign))
         self._scalers(uses, class_sums, columns, scaler_w is not None)
+
+    def device(self, a):
+        """A NumPy array on the fold's device."""
+        return _device(self.xp, a, self.like)
 
     def _outer(self, Xb):
         xp = self.xp
@@ -784,9 +813,10 @@ def _unfitted_copy(template):
     return est
 
 
-def _fitted(estimator, theta, iterations, fold, i, n_rows):
+def _fitted(estimator, theta, iterations, fold, i, n_rows, namespace=None):
     """``estimator`` (an unfitted clone) with the attributes its ``fit`` on binary
-    ``i``'s rows sets, its model's coefficients ``theta``."""
+    ``i``'s rows sets, its model's coefficients ``theta`` (arrays of ``X``'s namespace,
+    on its device, where ``X`` takes the array-API path)."""
     d = fold.d
     if type(estimator) is Pipeline:
         scaler, model = estimator.steps[0][1], estimator.steps[1][1]
@@ -807,6 +837,9 @@ def _fitted(estimator, theta, iterations, fold, i, n_rows):
     model.n_iter_ = np.array([iterations], dtype=np.int32)
     model.coef_ = np.array(theta[None, :d])
     model.intercept_ = np.array(theta[d:]) if model.fit_intercept else np.zeros(1)
+    if namespace is not None:  # as scikit-learn's fit on X's device leaves them
+        for name in ("classes_", "n_iter_", "coef_", "intercept_"):
+            setattr(model, name, fold.device(getattr(model, name)))
     return estimator
 
 
@@ -850,7 +883,8 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
     batch = batched_columns(learners, X, fit_params)
     if batch is None:
         return None
-    xp = np
+    namespace = array_namespace(X)
+    xp = np if namespace is None else namespace.xp
     n_classes, M = code.shape
     d = X.shape[1]
     explicit = d + 1 <= EXPLICIT_HESSIAN_FEATURES
@@ -876,7 +910,7 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
                     theta[i] = previous[c]
                 elif batch.columns[c].fit_intercept:  # the optimum of zero coefficients
                     theta[i, d] = np.log(w_pos[c] / w_neg[c])
-            theta, iterations, converged = _solve(fold, _device(xp, theta), explicit)
+            theta, iterations, converged = _solve(fold, fold.device(theta), explicit)
             theta = _host(xp, theta)
             for i, c in enumerate(columns):
                 if converged[i]:
@@ -885,7 +919,9 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
                     if key not in templates:
                         templates[key] = make(c)
                     unfitted = _unfitted_copy(templates[key])
-                    binaries[c] = _fitted(unfitted, theta[i], iterations[i], fold, i, n_rows)
+                    binaries[c] = _fitted(
+                        unfitted, theta[i], iterations[i], fold, i, n_rows, namespace
+                    )
                     previous[c] = theta[i]
         for c in range(M):
             if binaries[c] is None:

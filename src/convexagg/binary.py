@@ -791,14 +791,13 @@ def fit_binaries(
     """
     _warn_one_sided(y, code)
     seeds, warm = _per_column(code, seeds, warm)
+    every = [np.arange(len(y))]
+    batched = _batched(estimator, X, y, code, every, seeds, fit_params, progress, warm)
+    if batched is not None:
+        return batched[0]
     namespace = array_namespace(X)
     if namespace is not None:
         y = namespace.to_device(y)  # once: every column's targets are built from it there
-    else:
-        every = [np.arange(len(y))]
-        batched = _batched(estimator, X, y, code, every, seeds, fit_params, progress, warm)
-        if batched is not None:
-            return batched[0]
     tasks = (
         delayed(_fit_binary)(
             _learner(estimator, l), X, y, code[:, l], seeds[l], _params_of(fit_params, l), warm[l]
@@ -1079,11 +1078,20 @@ def _batched(estimator, X, y, code, trains, seeds, fit_params, progress, warm=No
     M = code.shape[1]
     learners = [_learner(estimator, l) for l in range(M)]
     params = [_params_of(fit_params, l) or {} for l in range(M)]
+    namespace = array_namespace(X)
+    on_device = []  # y on X's device, made for the first binary left on the device
 
     def fallback(l, train):
+        start = None if warm is None else warm[l]
+        if namespace is not None:  # as _fold_on_device fits it
+            on_device[:] = on_device or [namespace.to_device(y)]
+            X_train, y_train = namespace.take(X, train), namespace.take(on_device[0], train)
+            train_params = check_method_params(X, params=params[l], indices=train)
+            return _fit_binary(
+                learners[l], X_train, y_train, code[:, l], seeds[l], train_params, start
+            )
         rows = train[code[y[train], l] != 0]
         rows_params = check_method_params(X, params=params[l], indices=rows)
-        start = None if warm is None else warm[l]
         return _fit_binary(learners[l], X[rows], y[rows], code[:, l], seeds[l], rows_params, start)
 
     parts = fit_logistic_binaries(
@@ -1272,19 +1280,25 @@ def _fold_on_device(
     members, parts = [], []
     chained = starts_folds_warm(estimator)
     previous = [None] * code.shape[1]
-    for train, test in splits:
-        X_train, y_train = namespace.take(X, train), namespace.take(y_device, train)
-        fold = []
-        for l in range(code.shape[1]):
-            params = check_method_params(X, params=_params_of(fit_params, l) or {}, indices=train)
-            learner, warm = _learner(estimator, l), None
-            if chained:
-                warm = _warm_start_from(previous[l])
-            est = _fit_binary(learner, X_train, y_train, code[:, l], seeds[l], params, warm)
-            previous[l] = _as_learner(est, learner, warm)
-            fold.append(previous[l])
-            if progress is not None:
-                progress()
+    trains = [train for train, _ in splits]
+    batched = _batched(estimator, X, y, code, trains, seeds, fit_params, progress)
+    for f, (train, test) in enumerate(splits):
+        fold = None if batched is None else batched[f]
+        if fold is None:  # one binary after another
+            fold = []
+            X_train, y_train = namespace.take(X, train), namespace.take(y_device, train)
+            for l in range(code.shape[1]):
+                params = check_method_params(
+                    X, params=_params_of(fit_params, l) or {}, indices=train
+                )
+                learner, warm = _learner(estimator, l), None
+                if chained:
+                    warm = _warm_start_from(previous[l])
+                est = _fit_binary(learner, X_train, y_train, code[:, l], seeds[l], params, warm)
+                previous[l] = _as_learner(est, learner, warm)
+                fold.append(previous[l])
+                if progress is not None:
+                    progress()
         parts.append(predict_binaries_on_device(fold, namespace.take(X, test), output))
         members.append(fold)
     Q = namespace.place_rows(parts, [test for _, test in splits], num_samples(X))
