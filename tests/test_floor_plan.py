@@ -40,7 +40,7 @@ FLOORS = [
         "losses",
         "io",
     ),
-    ("aggregation", "binary", "decision"),
+    ("aggregation", "binary", "batched_logistic", "decision"),
     ("decoders", "_training", "_binary_selection", "metrics", "datasets", "theory", "defaults"),
     ("_prediction", "code_matrix", "convex_aggregation", "estimator", "precomputed", "path"),
     ("model_selection", "display", "export"),

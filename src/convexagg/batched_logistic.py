@@ -14,7 +14,8 @@ once, fold after fold, by Newton's method:
   Hessians ``Z_k.T @ H`` with ``Z_k`` the rows' outer products (their upper triangles,
   flattened), solved for every binary by one batched ``linalg.solve``; with more
   features, Newton steps by batched conjugate gradients whose Hessian-vector products
-  are matrix products too;
+  are matrix products too (taken on tall data only, :data:`ROWS_PER_FEATURE`: with
+  few rows per feature scikit-learn's L-BFGS, one binary at a time, is as fast);
 * a binary's ``StandardScaler`` is a reparametrisation: its model sees
   ``z = (x - mean) / scale``, so its margins are ``x @ (w / scale) + b - mean @ (w /
   scale)``; the means and variances of every binary's rows come from per-class sums
@@ -62,6 +63,7 @@ from ._sklearn import routing_enabled
 
 __all__ = [
     "EXPLICIT_HESSIAN_FEATURES",
+    "ROWS_PER_FEATURE",
     "batched_columns",
     "fit_logistic_binaries",
     "per_binary_path",
@@ -69,7 +71,10 @@ __all__ = [
 
 # up to this many features (intercept included), Newton steps use exact Hessians
 # (n x p(p+1)/2 outer products per fold); above, conjugate gradients
-EXPLICIT_HESSIAN_FEATURES = 64
+EXPLICIT_HESSIAN_FEATURES = 40
+# conjugate gradients pay on tall data only: with fewer rows per feature (intercept
+# included) than this, L-BFGS one binary at a time is as fast, and the batch is not taken
+ROWS_PER_FEATURE = 20
 # the solvers whose fit reaches the optimum of the L2-penalised objective
 _SOLVERS = ("lbfgs", "newton-cg", "newton-cholesky")
 # a binary has converged when Newton's decrement lambda^2 / 2 is below this fraction
@@ -264,7 +269,11 @@ def batched_columns(learners, X, fit_params):
     The rules, every one needed:
 
     * ``X`` is a 2-D NumPy array of float64, integers or booleans (what
-      ``LogisticRegression`` fits in float64), finite, with at least one feature;
+      ``LogisticRegression`` fits in float64), finite, with at least one feature, and
+      with at most :data:`EXPLICIT_HESSIAN_FEATURES` - 1 features or at least
+      :data:`ROWS_PER_FEATURE` rows per feature (the intercept counted); or, under
+      ``array_api_dispatch``, a float64 array of another namespace with
+      ``LogisticRegression`` learners alone;
     * every column's learner is ``LogisticRegression`` (the class itself), or a plain
       ``Pipeline`` (no ``memory``, ``verbose`` or ``transform_input``) of a
       ``StandardScaler`` (any ``with_mean``/``with_std``, no pandas output) and such
@@ -303,6 +312,9 @@ def batched_columns(learners, X, fit_params):
     elif X.dtype.kind == "f" and X.dtype != np.float64:
         return None
     if len(X.shape) != 2 or X.shape[1] == 0 or X.shape[0] == 0:
+        return None
+    p = X.shape[1] + 1
+    if p > EXPLICIT_HESSIAN_FEATURES and X.shape[0] < ROWS_PER_FEATURE * p:
         return None
     columns, weights, seen = [], None, {}
     for learner, params in zip(learners, fit_params):
@@ -348,11 +360,7 @@ def _on_device(learners, X, namespace):
 
 def _host(xp, a):
     """``a`` (an array of ``xp``) as NumPy."""
-    if xp is np:
-        return a
-    from sklearn.utils._array_api import move_to
-
-    return np.asarray(move_to(a, xp=np, device="cpu"))
+    return a if xp is np else np.asarray(on_host(a))
 
 
 def _device(xp, a, like=None):
@@ -433,8 +441,7 @@ class _Fold:
         bounds = np.concatenate([[0], np.cumsum(np.bincount(yf, minlength=n_classes))])
         q = self.p * (self.p + 1) // 2
         cache = explicit and yf.size * q * 8 <= _OUTER_BYTES
-        iu, ju = np.triu_indices(self.p)
-        self.pairs = (iu, ju) if explicit else None
+        self.pairs = np.triu_indices(self.p) if explicit else None
         self.blocks = []
         class_sums = np.zeros((n_classes, 3, d))  # weight, mean, M2 of the scaler's rows
         for k in range(n_classes):
@@ -508,13 +515,13 @@ class _Fold:
 
     # the map between a model's coefficients and the centred rows'
     def coefficients(self, theta, act):
-        """``(p, len(act))``: the centred rows' coefficients of the binaries ``act``."""
+        """``(len(act), p)``: the centred rows' coefficients of the binaries ``act``."""
         xp, d = self.xp, self.d
         inv = _device(xp, 1.0 / self.scale[act], theta)
         delta = _device(xp, self.delta[act], theta)
         v = theta[:, :d] * inv
         b = theta[:, d] + xp.sum(delta * v, axis=1)
-        return xp.concat([v, b[:, None]], axis=1).T
+        return xp.concat([v, b[:, None]], axis=1)
 
     def to_model(self, G, act):
         """``T @ G`` for each binary: a gradient of the centred rows' coefficients as
@@ -526,7 +533,7 @@ class _Fold:
 
     def evaluate(self, U, act, hessian):
         """Objective terms of the binaries ``act`` at the centred rows' coefficients
-        ``U`` (``(p, len(act))``): ``(sum of weighted losses, gradient (len(act), p),
+        ``U`` (``(len(act), p)``): ``(sum of weighted losses, gradient (len(act), p),
         Hessian terms)`` -- the Hessians packed ``(len(act), p(p+1)/2)`` when
         ``hessian == "explicit"``, else the blocks' weighted curvatures for
         :meth:`hvp` and the Jacobi diagonal ``(len(act), p)``."""
@@ -542,7 +549,7 @@ class _Fold:
                 continue
             pos = pos[keep]
             sign = _device(xp, block.sign[keep], U)
-            margins = block.X @ _take(xp, U, pos, axis=1)
+            margins = block.X @ _take(xp, U, pos).T
             # t = sign * margin, the loss log(1 + exp(t)) = t + log1p(exp(-t))
             t = xp.maximum(margins * sign, -_MARGIN_FLOOR)
             e = xp.exp(-t)
@@ -607,13 +614,13 @@ class _Fold:
         delta = _device(xp, self.delta[act], V)
         fi = _device(xp, self.intercept[act], V)
         v = V[:, :d] * inv
-        U = xp.concat([v, (V[:, d] * fi + xp.sum(delta * v, axis=1))[:, None]], axis=1).T
+        U = xp.concat([v, (V[:, d] * fi + xp.sum(delta * v, axis=1))[:, None]], axis=1)
         parts, owners = [], []
         for block, entry in zip(self.blocks, kept):
             if entry is None:
                 continue
             pos, curve = entry
-            direction = block.X @ _take(xp, U, pos, axis=1)
+            direction = block.X @ _take(xp, U, pos).T
             parts.append((curve * direction).T @ block.X)
             owners.append(pos)
         HU = _sum_by_owner(xp, xp.concat(parts, axis=0), np.concatenate(owners), act.size)

@@ -34,6 +34,13 @@ Folds: a ``LogisticRegression`` column's fold binaries are fitted one after anot
 each from the previous fold's solution (:func:`starts_folds_warm`); other learners'
 are independent tasks, fold by fold.
 
+Batched: where every learner is a ``LogisticRegression`` with its L2 penalty (alone or
+after a ``StandardScaler``, :func:`~convexagg.batched_logistic.batched_columns`), all
+columns' binaries of all folds (or of all rows) are trained together in the calling
+process, to the optimum of their objectives, by
+:func:`~convexagg.batched_logistic.fit_logistic_binaries`; the binaries it leaves (one
+side, or no convergence within ``max_iter``) are fitted one by one as above.
+
 Seeding: given one seed per column (:func:`column_seeds`), every
 ``random_state`` parameter of a clone that is left at ``None`` (its own or a
 nested one, e.g. inside a pipeline) is set to its column's seed, so randomised
