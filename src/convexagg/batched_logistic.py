@@ -81,6 +81,7 @@ _SOLVERS = ("lbfgs", "newton-cg", "newton-cholesky")
 # of its objective (the objective's gap is about lambda^2 / 2 before the last step)
 _DECREMENT = 1e-10
 _ARMIJO = 1e-4  # sufficient decrease of the backtracking line search
+_CG_TOLERANCE = 1e-4  # conjugate gradients stop at this residual, relative to the gradient
 _SMALLEST_STEP = 1e-10  # a line search that needs a shorter step has failed
 # the rows x binaries of one block of work (a class's rows, cut into pieces): its
 # margins and weights stay in cache between the elementwise passes
@@ -700,7 +701,7 @@ def _newton_step(fold, theta, g, terms, act, explicit):
         return -xp.linalg.solve(H, g[:, :, None])[:, :, 0]
     kept, diagonal_terms = terms
     diagonal = fold.jacobi(diagonal_terms, act, theta)
-    return _pcg(fold, kept, diagonal, g, act, 1e-4)
+    return _pcg(fold, kept, diagonal, g, act, _CG_TOLERANCE)
 
 
 def _solve(fold, theta, explicit):
@@ -735,7 +736,7 @@ def _solve(fold, theta, explicit):
             else:
                 kept, diag = terms
                 keep = [None if e is None else _subset(xp, e, sub, act.size) for e in kept]
-                terms_ok = ([k for k in keep], _take(xp, diag, sub))
+                terms_ok = (keep, _take(xp, diag, sub))
             here_ok = _take(xp, here, sub)
             direction = _newton_step(fold, here_ok, g_ok, terms_ok, good, explicit)
             decrement = _host(xp, -xp.sum(g_ok * direction, axis=1))
@@ -762,10 +763,10 @@ def _solve(fold, theta, explicit):
         length[bad] *= 0.5
         lost = bad[length[bad] < _SMALLEST_STEP]
         done[lost] = True  # not converged: its learner's own fit takes over
-        moved = act  # the points to evaluate next: accepted + length * step
+        # the points evaluated next (and the last step of those just finished)
         lengths = _device(xp, length[:, None], theta)
         trial = accepted + lengths * step
-        mask = _device(xp, np.isin(np.arange(B), moved)[:, None], theta)
+        mask = _device(xp, np.isin(np.arange(B), act)[:, None], theta)
         theta = xp.where(mask, trial, theta)
     return theta, iterations, converged
 
