@@ -48,7 +48,7 @@ run: $(STAMP)
 
 # the entry points benchmarks/bench_<name>.py (bench_quality runs apart: its --out is a folder)
 BENCHMARKS := fit predict end_to_end cv scaling large_n dask_out_of_core gpu cli_csv \
-	loader_crafted model_files onnx decisions
+	loader_crafted model_files onnx decisions batched
 BENCH := $(BIN)/python benchmarks
 BENCH_DATA := --data-dir $(DATA_DIR)
 RESULTS := benchmarks/results
@@ -78,6 +78,7 @@ else
 	$(BENCH)/bench_model_files.py --repeat 5 --out $(RESULTS)/model_files.json
 	$(BENCH)/bench_onnx.py $(BENCH_DATA) --out $(RESULTS)/onnx.json
 	$(BENCH)/bench_decisions.py $(BENCH_DATA) --out $(RESULTS)/decisions.json
+	$(BENCH)/bench_batched.py $(BENCH_DATA) --repeat 3 --out $(RESULTS)/batched.json
 	$(BENCH)/bench_quality.py $(BENCH_DATA) --out $(RESULTS)/quality
 	$(BENCH)/bench_quality.py --suite kull $(BENCH_DATA) --out $(RESULTS)/quality/kull
 endif
