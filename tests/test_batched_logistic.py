@@ -278,8 +278,14 @@ def test_other_inputs_keep_the_per_binary_path(data):
     assert batched_columns(lr, X, [{}] * M) is not None
     assert batched_columns(lr, X.astype(int), [{}] * M) is not None
     assert batched_columns(lr, X.astype(np.float32), [{}] * M) is None
-    assert batched_columns(lr, sp.csr_matrix(X), [{}] * M) is None
-    assert batched_columns(lr, X.tolist(), [{}] * M) is None
+    np.testing.assert_array_equal(batched_columns(lr, sp.csr_matrix(X), [{}] * M).X, X)
+    uncentred = [make_pipeline(StandardScaler(with_mean=False), LogisticRegression())] * M
+    assert batched_columns(uncentred, sp.csr_matrix(X), [{}] * M) is not None
+    assert batched_columns([_scaled()] * M, sp.csr_matrix(X), [{}] * M) is None  # centres
+    assert batched_columns(lr, sp.csr_matrix(X.astype(np.float32)), [{}] * M) is None
+    np.testing.assert_array_equal(batched_columns(lr, X.tolist(), [{}] * M).X, X)  # rows
+    assert batched_columns(lr, [[1.0, 2.0], [3.0]], [{}] * M) is None  # ragged
+    assert batched_columns(lr, X.astype(object), [{}] * M) is None
     with_nan = X.copy()
     with_nan[0, 0] = np.nan
     assert batched_columns(lr, with_nan, [{}] * M) is None
@@ -340,11 +346,41 @@ def test_array_api_X_is_trained_batched_on_its_device(data, name, dispatch):
     X, y, weights = data
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     code = CODES["ovo+ovr"]
-    params = {"sample_weight": weights}
+    for learner in (LogisticRegression(), _scaled()):
+        params = _weight_params(learner, weights)
+        with mock.patch.object(binary, "_fit_binary", side_effect=AssertionError):
+            estimators = fit_binaries(learner, to_xp(name, X), y, code, fit_params=params)
+            expected = fit_binaries(learner, X, y, code, fit_params=params)
+        for est, ref in zip(estimators, expected):
+            (scaler, model), (ref_scaler, ref_model) = _parts(est), _parts(ref)
+            assert of_namespace(name, model.coef_) and of_namespace(name, model.intercept_)
+            np.testing.assert_allclose(host(model.coef_), ref_model.coef_, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(
+                host(model.intercept_), ref_model.intercept_, rtol=1e-12, atol=1e-14
+            )
+            if scaler is not None:
+                for attribute in ("mean_", "var_", "scale_", "n_samples_seen_"):
+                    value = getattr(scaler, attribute)
+                    assert of_namespace(name, value), attribute
+                    expected_value = getattr(ref_scaler, attribute)
+                    np.testing.assert_allclose(host(value), expected_value, rtol=1e-12)
+
+
+def test_sparse_X_is_trained_as_the_dense_one(data):
+    """A sparse matrix (scalers that do not centre it): the dense rows' batch, the scaler's
+    attributes as scikit-learn's sparse fit sets them."""
+    X, y, weights = data
+    X = np.where(X > X.mean(axis=0), X, 0.0)
+    code = CODES["ovo+ovr"]
+    learner = make_pipeline(StandardScaler(with_mean=False), LogisticRegression())
+    params = _weight_params(learner, weights)
     with mock.patch.object(binary, "_fit_binary", side_effect=AssertionError):
-        estimators = fit_binaries(LogisticRegression(), to_xp(name, X), y, code, fit_params=params)
-        expected = fit_binaries(LogisticRegression(), X, y, code, fit_params=params)
-    for est, ref in zip(estimators, expected):
-        assert of_namespace(name, est.coef_) and of_namespace(name, est.intercept_)
-        np.testing.assert_allclose(host(est.coef_), ref.coef_, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(host(est.intercept_), ref.intercept_, rtol=1e-12, atol=1e-14)
+        sparse = fit_binaries(learner, sp.csr_matrix(X), y, code, fit_params=params)
+        dense = fit_binaries(learner, X, y, code, fit_params=params)
+    for l, (a, b) in enumerate(zip(sparse, dense)):
+        np.testing.assert_array_equal(a[-1].coef_, b[-1].coef_)
+        rows = np.flatnonzero(code[y, l] != 0)
+        ref = clone(learner[0]).fit(sp.csr_matrix(X[rows]), sample_weight=weights[rows])
+        np.testing.assert_allclose(a[0].var_, ref.var_, rtol=1e-11)
+        assert type(a[0].n_samples_seen_) is type(ref.n_samples_seen_)
+        assert a[0].n_samples_seen_ == pytest.approx(ref.n_samples_seen_, rel=1e-12)

@@ -52,6 +52,7 @@ from contextvars import ContextVar
 from typing import NamedTuple
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn import get_config
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
@@ -135,11 +136,15 @@ class Batch(NamedTuple):
         ``sample_weight`` of the ``LogisticRegression`` fits.
     scaler_weight : ndarray of shape (n_samples,) or None
         ``sample_weight`` of the ``StandardScaler`` fits.
+    X : array of shape (n_samples, n_features)
+        The samples as the batch reads them: a list of rows, or a sparse matrix, as a
+        dense NumPy array.
     """
 
     columns: list
     model_weight: np.ndarray | None
     scaler_weight: np.ndarray | None
+    X: object  # the samples as the batch reads them (dense)
 
 
 def _real(value, low=0.0):
@@ -269,12 +274,14 @@ def batched_columns(learners, X, fit_params):
 
     The rules, every one needed:
 
-    * ``X`` is a 2-D NumPy array of float64, integers or booleans (what
-      ``LogisticRegression`` fits in float64), finite, with at least one feature, and
+    * ``X`` is a 2-D NumPy array (or a list of rows, or a sparse matrix with fewer than
+      :data:`EXPLICIT_HESSIAN_FEATURES` features and scalers that scale without
+      centring) of float64, integers or booleans (what ``LogisticRegression`` fits in
+      float64), finite, with at least one feature, and
       with at most :data:`EXPLICIT_HESSIAN_FEATURES` - 1 features or at least
       :data:`ROWS_PER_FEATURE` rows per feature (the intercept counted); or, under
-      ``array_api_dispatch``, a float64 array of another namespace with
-      ``LogisticRegression`` learners alone;
+      ``array_api_dispatch``, a float64 array of another namespace (its scalers
+      centring or scaling: scikit-learn fits no other there);
     * every column's learner is ``LogisticRegression`` (the class itself), or a plain
       ``Pipeline`` (no ``memory``, ``verbose`` or ``transform_input``) of a
       ``StandardScaler`` (any ``with_mean``/``with_std``, no pandas output) and such
@@ -305,6 +312,15 @@ def batched_columns(learners, X, fit_params):
     if _forced.get() or get_config()["transform_output"] != "default":
         return None
     namespace = array_namespace(X)
+    if namespace is None and isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError):  # ragged rows: the learners' fits say so
+            return None
+    if issparse(X):
+        X = _dense(X, learners)
+        if X is None:
+            return None
     if namespace is not None:
         if not _on_device(learners, X, namespace):
             return None
@@ -343,16 +359,31 @@ def batched_columns(learners, X, fit_params):
         finite = X.dtype.kind != "f" or bool(np.all(np.isfinite(X)))
     if not finite:
         return None  # the learner's own fit names the problem
-    return Batch(columns, model_weight, scaler_weight)
+    return Batch(columns, model_weight, scaler_weight, X)
+
+
+def _dense(X, learners):
+    """A sparse ``X`` as a dense array where the batch takes it: few features (its
+    rows are densified, as the exact Hessians need), no scaler that centres (scikit-
+    learn's refuses a sparse matrix) and none that only counts rows (its sparse fit
+    counts the weights); None otherwise."""
+    if X.shape[1] + 1 > EXPLICIT_HESSIAN_FEATURES or X.dtype.kind not in "fiub":
+        return None
+    for learner in learners:
+        parts = _pipeline_parts(learner)
+        if parts is not None and (parts[0].with_mean or not parts[0].with_std):
+            return None
+    return X.toarray()
 
 
 def _on_device(learners, X, namespace):
-    """Whether the batch takes array-API ``X`` (on its device): float64 and
-    ``LogisticRegression`` learners alone (a pipeline's scaler would keep its
-    statistics there too)."""
+    """Whether the batch takes array-API ``X`` (on its device): float64, and learners
+    whose fit scikit-learn runs there (a ``StandardScaler`` that neither centres nor
+    scales does not)."""
     if X.dtype != namespace.xp.float64:
         return False
-    return all(type(learner) is LogisticRegression for learner in learners)
+    parts = [_pipeline_parts(learner) for learner in learners]
+    return all(part is None or part[0].with_mean or part[0].with_std for part in parts)
 
 
 # --------------------------------------------------------------------------------------
@@ -845,9 +876,14 @@ def _fitted(estimator, theta, iterations, fold, i, n_rows, namespace=None):
     model.n_iter_ = np.array([iterations], dtype=np.int32)
     model.coef_ = np.array(theta[None, :d])
     model.intercept_ = np.array(theta[d:]) if model.fit_intercept else np.zeros(1)
-    if namespace is not None:  # as scikit-learn's fit on X's device leaves them
+    if namespace is not None:  # as scikit-learn's fits on X's device leave them
         for name in ("classes_", "n_iter_", "coef_", "intercept_"):
             setattr(model, name, fold.device(getattr(model, name)))
+        if model is not estimator:
+            for name in ("mean_", "var_", "scale_", "n_samples_seen_"):
+                value = getattr(scaler, name)
+                if value is not None:
+                    setattr(scaler, name, fold.device(np.asarray(value, dtype=np.float64)))
     return estimator
 
 
@@ -891,6 +927,7 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
     batch = batched_columns(learners, X, fit_params)
     if batch is None:
         return None
+    X = batch.X
     namespace = array_namespace(X)
     xp = np if namespace is None else namespace.xp
     n_classes, M = code.shape

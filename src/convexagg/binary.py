@@ -1099,7 +1099,8 @@ def _batched(estimator, X, y, code, trains, seeds, fit_params, progress, warm=No
             )
         rows = train[code[y[train], l] != 0]
         rows_params = check_method_params(X, params=params[l], indices=rows)
-        return _fit_binary(learners[l], X[rows], y[rows], code[:, l], seeds[l], rows_params, start)
+        X_rows = take_rows(X, rows)
+        return _fit_binary(learners[l], X_rows, y[rows], code[:, l], seeds[l], rows_params, start)
 
     parts = fit_logistic_binaries(
         learners,
