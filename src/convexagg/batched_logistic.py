@@ -40,7 +40,11 @@ side empty, or whose Newton iteration does not converge within its learner's
 :func:`fit_logistic_binaries`). :func:`per_binary_path` turns the batch off.
 
 The computation is written on the array API standard (``xp``: ``matmul``, ``take``,
-``exp``, ``linalg.solve``, ...), the per-binary bookkeeping on small NumPy arrays.
+``exp``, ``linalg.solve``, ...), the per-binary bookkeeping on small NumPy arrays: under
+``array_api_dispatch`` an ``X`` of another namespace (PyTorch, CuPy) is trained on its
+device, and the binaries' fitted arrays live there, as scikit-learn's own fits there
+leave them. The batch runs in the calling process, whatever ``n_jobs`` or joblib
+backend: those apply to the binaries fitted one by one.
 """
 
 from __future__ import annotations
