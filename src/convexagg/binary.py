@@ -13,8 +13,7 @@ shape is named in a ``ValueError`` instead of corrupting the aggregation.
 Linear binaries (scikit-learn's linear classifiers' ``decision_function``, and
 ``LogisticRegression``'s ``predict_proba``, its logistic sigmoid) predict
 together: their coefficients are stacked and ``Q`` is one matrix product, the
-values those methods compute one column at a time (letter, 325 one-vs-one
-logistic regressions on 18,000 rows: 0.3 s -> 0.01 s). A pipeline of a
+values those methods compute one column at a time, without a call per binary. A pipeline of a
 ``StandardScaler`` and such a model is linear too: its scaling is folded into
 the stacked coefficients (``x -> ((x - mean) / scale) @ coef + b``). For
 ``LogisticRegression`` binaries, :func:`predict_log_odds` gives the stacked
@@ -274,9 +273,8 @@ _SEEDED_SOLVERS = ("liblinear", "sag", "saga")
 
 def _draws_no_numbers(learner):
     """Whether ``learner`` is a ``LogisticRegression`` whose solver uses no random numbers:
-    its ``fit`` builds a ``RandomState`` from an int seed anyway, unused (136 us a fit, best
-    of 10,000; the default fits 85 small binaries on a median Kull set), so it keeps
-    ``random_state=None``."""
+    its ``fit`` builds a ``RandomState`` from an int seed anyway, unused, so it keeps
+    ``random_state=None`` and each of the many small binaries of a fit skips that cost."""
     return type(learner) is LogisticRegression and learner.solver not in _SEEDED_SOLVERS
 
 
@@ -448,7 +446,7 @@ def _stacked_linear(parts):
     """``_Stack(W, b, center, A, size)`` with ``(x - center) @ W + b`` the decision
     functions of the linear binaries of ``parts`` (:func:`_linear_parts`), scalers
     folded in (``A`` and ``size``: what :func:`predict_log_odds` needs of them,
-    computed once per stack: 14 us a call for 325 binaries).
+    computed once per stack rather than once per call).
 
     ``((x - m) / s) @ c + b = (x - center) @ (c / s) + b + ((center - m) / s) @ c``;
     ``center``, the mean of the scalers' means, keeps ``center - m`` small, so
@@ -472,9 +470,8 @@ def _stacked_linear(parts):
 
 
 # the last stacks built, (a _StackKey, its result), the latest first: a model
-# predicting batch after batch reuses its own. Finding the linear binaries and
-# stacking them took 0.85 ms per call for 325 scaled logistic regressions,
-# checking that nothing they read was replaced 0.07 ms (one core). Fitting a
+# predicting batch after batch reuses its own, since checking that nothing the
+# stack read was replaced costs far less than finding and stacking the binaries. Fitting a
 # binary again, replacing a step, a binary or a fitted attribute is seen; writing
 # into a fitted array in place is not (as with any estimator's state derived from
 # its fitted attributes). A few are kept: the members of an ensemble, models that
@@ -502,9 +499,8 @@ class _StackKey:
     when it is the same object (``list.__eq__`` checks identity first), else
     by ``==`` (a step's ``(name, estimator)`` passes with the same estimator),
     which no array of two or more elements passes (NumPy refuses its truth
-    value: a mismatch). For 325 scaled logistic regressions the check took
-    0.07 ms, against 0.13 ms flattening the reads and comparing each with
-    ``operator.is_`` (one core, best of 2,000)."""
+    value: a mismatch). Comparing whole lists keeps the loop in C, cheaper than
+    flattening the reads and comparing each with ``operator.is_`` in Python."""
 
     def __init__(self, estimators, output):
         self.output, self.estimators = output, tuple(estimators)
@@ -586,10 +582,9 @@ class LinearLogOdds:
     What :func:`predict_log_odds` returns for a dense ``X``: an array-like of
     shape ``(n_samples, n_classifiers)`` (``numpy.asarray`` computes it whole)
     whose blocks of rows ``Z[start:stop]`` are computed when read. A decoder
-    reading it block by block keeps each block in cache with its losses: for
-    2,000 letter rows and 325 binaries, the decode took 2.3 ms against 3.0 ms
-    from the whole ``Z`` (best of 400, interleaved, two cores shared with other
-    jobs), whose 5.2 MB went through memory. The convex decoder has each block
+    reading it block by block keeps each block in cache with its losses, where the
+    whole ``Z`` would go through memory (BENCHMARKS.md, "Decoding 2,000 letter
+    rows"). The convex decoder has each block
     written, negated and transposed, into its own buffer
     (:meth:`negated_block_into`).
 
@@ -617,8 +612,7 @@ class LinearLogOdds:
         # A Fortran-ordered: OpenBLAS then sums each entry in the same order whatever
         # the block's width (a C-ordered A with a C-ordered X1.T does not: the first
         # rows of a request would not decode to the bit as they do alone), and the
-        # product of a 100-row block of letter (325 x 18 by 18 x 100) took 25 us
-        # against 29 us for a C-ordered A (one core, best of 3,000)
+        # blocks' products are no slower than with a C-ordered A
         self._X1, self._A = X1, np.asfortranarray(A)
         self._X1T = X1.T  # a view: the blocks' right-hand side, sliced once
         self._negA = np.negative(self._A)  # its products are those of A negated, bit for bit
@@ -1066,8 +1060,8 @@ def _fold_chain(estimator, X, y, column, splits, seed, fit_params):
         params = check_method_params(X, params=fit_params or {}, indices=rows)
         warm = _warm_start_from(previous)
         # a warm copy's parameters are those the first fold's fit validated (and
-        # warm_start=True): not checked again (small sets' default fits up to 5 %
-        # faster, best of 20; BENCHMARKS.md, "Issue 21: the zero entries by default")
+        # warm_start=True): not checked again, since on small sets that check is a
+        # visible share of each fold's fit
         with nullcontext() if warm is None else config_context(skip_parameter_validation=True):
             est = _fit_binary(
                 estimator, take_rows(X, rows), y[rows], column, seed, params, warm, copy=False
@@ -1123,8 +1117,7 @@ def _largest_first(y, code):
     """The code columns by the rows their binary problems use, most first (ties in column
     order): parallel workers given the long tasks first finish together. One-vs-rest
     columns use every row, one-vs-one columns two classes'; in column order the long ones
-    came last, after joblib had grown its batches on the short ones (BENCHMARKS.md, "Issue
-    21: the zero entries by default")."""
+    would come last, after joblib had grown its batches on the short ones."""
     counts = np.bincount(y, minlength=code.shape[0])
     rows = (code != 0).T.astype(np.int64) @ counts
     return np.argsort(-rows, kind="stable")
@@ -1138,8 +1131,8 @@ def _warm_start_from(previous):
     ``LogisticRegression`` itself (:func:`starts_folds_warm`), whose ``fit`` assigns new
     arrays to its fitted attributes and writes into none of the previous ones, and
     ``warm_start`` is a plain parameter (``set_params`` would read every parameter's
-    signature for it). Against ``deepcopy`` and ``set_params``: 4 us against 81 us a
-    refit, best of 10,000 (median Kull folds: 68 refits a fit)."""
+    signature for it): far cheaper than ``deepcopy`` and ``set_params``, and a fit makes
+    one such copy per fold and column."""
     if previous is None or isinstance(previous, ConstantBinaryPredictor):
         return None
     warm = _copy.copy(previous)
