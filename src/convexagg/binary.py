@@ -80,6 +80,8 @@ __all__ = [
     "fit_binaries",
     "fit_predict_binaries",
     "fold_binaries",
+    "is_linear_class",
+    "linear_stack",
     "log_odds_input",
     "out_of_fold_outputs",
     "predict_binaries",
@@ -385,7 +387,7 @@ def _check_ranges(lo, hi, estimators, output, indices):
         )
 
 
-def _is_linear_class(cls, output):
+def is_linear_class(cls, output):
     """Whether ``cls``'s output is scikit-learn's linear map of ``X``: the
     ``decision_function`` of ``LinearClassifierMixin`` (and, for probabilities,
     ``LogisticRegression``'s ``predict_proba``, its sigmoid for binary problems)."""
@@ -407,18 +409,18 @@ def _scaled_parts(estimator):
 
 
 def _is_linear_learner(estimator, output):
-    """:func:`_is_linear_class` for an unfitted learner, seen through a scaling pipeline."""
-    return _is_linear_class(type(_scaled_parts(estimator)[1]), output)
+    """:func:`is_linear_class` for an unfitted learner, seen through a scaling pipeline."""
+    return is_linear_class(type(_scaled_parts(estimator)[1]), output)
 
 
 def _linear_parts(estimator, output):
-    """``(scaler, model)`` of a fitted linear binary (:func:`_is_linear_class`, alone
+    """``(scaler, model)`` of a fitted linear binary (:func:`is_linear_class`, alone
     (``scaler`` None) or after a ``StandardScaler``); None for any other."""
     scaler, model = _scaled_parts(estimator)
     coef = getattr(model, "coef_", None)
     linear = (
         (scaler is None or hasattr(scaler, "scale_"))
-        and _is_linear_class(type(model), output)
+        and is_linear_class(type(model), output)
         and isinstance(coef, np.ndarray)
         and coef.ndim == 2
         and coef.shape[0] == 1
@@ -506,8 +508,8 @@ class _StackKey:
         self.output, self.estimators = output, tuple(estimators)
         self.pipelines = [est for est in estimators if type(est) is Pipeline]
         pairs = [_scaled_parts(est) for est in estimators]
-        self.models = [m for _, m in pairs if _is_linear_class(type(m), output)]
-        self.scalers = [s for s, m in pairs if s is not None and _is_linear_class(type(m), output)]
+        self.models = [m for _, m in pairs if is_linear_class(type(m), output)]
+        self.scalers = [s for s, m in pairs if s is not None and is_linear_class(type(m), output)]
         try:
             # copies of the steps' lists: a step replaced in place is seen
             self.steps = [list(steps) for steps in map(_STEPS, self.pipelines)]
@@ -536,7 +538,7 @@ class _StackKey:
             return False
 
 
-def _linear_stack(estimators, output):
+def linear_stack(estimators, output):
     """``(parts, linear, stack)``: :func:`_linear_parts` of each binary, the indices
     of the linear ones (empty unless there are two or more, all with the same
     number of features), and their :func:`_stacked_linear` (None when empty)."""
@@ -669,7 +671,7 @@ def log_odds_input(estimators, X):
     X : ndarray, sparse matrix or None
         A finite 2-D array (CSR matrix) with the binaries' features.
     """
-    parts, linear, _ = _linear_stack(estimators, "proba")
+    parts, linear, _ = linear_stack(estimators, "proba")
     if len(linear) != len(estimators):
         return None
     checker = parts[0][0] or estimators[0]
@@ -708,7 +710,7 @@ def predict_log_odds(estimators, X, check_input=True):
         not finite or large enough for the product to overflow (the binaries'
         outputs are then checked one by one by :func:`predict_binaries`).
     """
-    parts, linear, stack = _linear_stack(estimators, "proba")
+    parts, linear, stack = linear_stack(estimators, "proba")
     if len(linear) != len(estimators):
         return None
     W, b, center, A, size = stack
@@ -928,7 +930,7 @@ def predict_binaries(estimators, X, output, n_jobs=None):
     Q : ndarray of shape (n_samples, n_classifiers)
         Column ``l`` is the output of ``estimators[l]``.
     """
-    parts, linear, stack = _linear_stack(estimators, output)
+    parts, linear, stack = linear_stack(estimators, output)
     if issparse(X) and any(_mean(parts[l][0]) is not None for l in linear):
         # a sparse X is not centred (the scalers' own transform refuses it)
         linear = [l for l in linear if _mean(parts[l][0]) is None]

@@ -41,11 +41,11 @@ inputs with float64 thresholds, which float32 cannot reproduce: a value within
 float32 rounding of a threshold (after a ``StandardScaler``, some lie one float64
 unit from one) can take the other branch in the graph.
 
-Private helpers used: ``convexagg.binary._linear_stack`` and
-``_is_linear_class`` (which binaries the library stacks, their stacked
-coefficients, what a linear classifier is: the one rule, read from its home),
-and skl2onnx's classifier parser ``_parse_sklearn_classifier`` (the parser
-skl2onnx registers for every classifier, wrapped here to check fitting first).
+Helpers read from their homes: ``convexagg.binary.linear_stack`` and
+``convexagg.binary.is_linear_class`` (which binaries the library stacks, their
+stacked coefficients, what a linear classifier is: the one rule), and skl2onnx's
+private classifier parser ``_parse_sklearn_classifier`` (the parser skl2onnx
+registers for every classifier, wrapped here to check fitting first).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._optional import require
 from ._sklearn import parse_sklearn_classifier
 from .aggregation import side_weights
-from .binary import ConstantBinaryPredictor, _is_linear_class, _linear_stack
+from .binary import ConstantBinaryPredictor, is_linear_class, linear_stack
 from .decoders import ConvexDecoder, LossBasedDecoder
 from .estimator import CodeMatrixClassifier
 from .losses import LOSS_CAP, binary_losses
@@ -139,10 +139,10 @@ def _where(member, column, n_members):
 
 def _binary_plans(model):
     """Per member, ``(linear columns, their stack or None)``: the binaries the library
-    predicts as one product (:func:`convexagg.binary._linear_stack`)."""
+    predicts as one product (:func:`convexagg.binary.linear_stack`)."""
     plans = []
     for member in model.estimators_:
-        _, linear, stack = _linear_stack(member, model.binary_output_)
+        _, linear, stack = linear_stack(member, model.binary_output_)
         plans.append((list(linear), stack))
     return plans
 
@@ -396,7 +396,7 @@ def _computes_in_float64(est):
         step is None
         or isinstance(step, str)  # "passthrough"
         or isinstance(step, scalers)
-        or _is_linear_class(type(step), "margin")
+        or is_linear_class(type(step), "margin")
         for step in steps
     )
 
