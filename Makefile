@@ -67,7 +67,7 @@ ifdef QUICK
 else
 	$(BENCH)/bench_fit.py $(BENCH_DATA) --out $(RESULTS)/fit.json
 	$(BENCH)/bench_predict.py $(BENCH_DATA) --out $(RESULTS)/predict.json
-	$(BENCH)/bench_end_to_end.py $(BENCH_DATA) --out $(RESULTS)/end_to_end.json
+	$(BENCH)/bench_end_to_end.py $(BENCH_DATA) --repeat 2 --n-jobs 1 --out $(RESULTS)/end_to_end.json
 	$(BENCH)/bench_cv.py $(BENCH_DATA) --repeat 1 --out $(RESULTS)/cv.json
 	$(BENCH)/bench_scaling.py $(BENCH_DATA) --out $(RESULTS)/scaling.json
 	$(BENCH)/bench_large_n.py --rows 10000000 --modes recomputed --out $(RESULTS)/large_n_1e7.json
