@@ -388,9 +388,22 @@ def _check_ranges(lo, hi, estimators, output, indices):
 
 
 def is_linear_class(cls, output):
-    """Whether ``cls``'s output is scikit-learn's linear map of ``X``: the
-    ``decision_function`` of ``LinearClassifierMixin`` (and, for probabilities,
-    ``LogisticRegression``'s ``predict_proba``, its sigmoid for binary problems)."""
+    """Whether ``cls``'s output is scikit-learn's linear map of ``X``.
+
+    Parameters
+    ----------
+    cls : type
+        A binary learner's class.
+    output : {"proba", "margin"}
+        The output read from it.
+
+    Returns
+    -------
+    linear : bool
+        True for the ``decision_function`` of ``LinearClassifierMixin`` and, for
+        probabilities, ``LogisticRegression``'s ``predict_proba`` (its sigmoid for
+        binary problems).
+    """
     if getattr(cls, "decision_function", None) is not LogisticRegression.decision_function:
         return False
     return output == "margin" or cls.predict_proba is LogisticRegression.predict_proba
@@ -539,9 +552,26 @@ class _StackKey:
 
 
 def linear_stack(estimators, output):
-    """``(parts, linear, stack)``: :func:`_linear_parts` of each binary, the indices
-    of the linear ones (empty unless there are two or more, all with the same
-    number of features), and their :func:`_stacked_linear` (None when empty)."""
+    """The linear binaries of ``estimators`` and their coefficients stacked.
+
+    Parameters
+    ----------
+    estimators : list of estimators
+        Fitted binaries, in the code's column order.
+    output : {"proba", "margin"}
+        The output read from them.
+
+    Returns
+    -------
+    parts : list
+        Each binary's ``(scaler, model)`` when it is linear, else None.
+    linear : list of int
+        The indices of the linear ones (empty unless there are two or more, all
+        with the same number of features).
+    stack : tuple or None
+        Their coefficients and intercepts stacked for one product (None when
+        ``linear`` is empty).
+    """
     global _last_stacks
     kept = _last_stacks  # one read: another thread may replace it meanwhile
     for key, result in kept:
