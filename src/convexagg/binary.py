@@ -387,12 +387,12 @@ def _check_ranges(lo, hi, estimators, output, indices):
         )
 
 
-def is_linear_class(cls, output):
+def is_linear_class(learner_class, output):
     """Whether ``cls``'s output is scikit-learn's linear map of ``X``.
 
     Parameters
     ----------
-    cls : type
+    learner_class : type
         A binary learner's class.
     output : {"proba", "margin"}
         The output read from it.
@@ -404,9 +404,10 @@ def is_linear_class(cls, output):
         probabilities, ``LogisticRegression``'s ``predict_proba`` (its sigmoid for
         binary problems).
     """
-    if getattr(cls, "decision_function", None) is not LogisticRegression.decision_function:
+    decision_function = getattr(learner_class, "decision_function", None)
+    if decision_function is not LogisticRegression.decision_function:
         return False
-    return output == "margin" or cls.predict_proba is LogisticRegression.predict_proba
+    return output == "margin" or learner_class.predict_proba is LogisticRegression.predict_proba
 
 
 def _scaled_parts(estimator):
