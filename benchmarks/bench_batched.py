@@ -68,8 +68,8 @@ import convexagg.decoders.convex as convex_module  # noqa: E402
 import convexagg.decoders.selection as selection_module  # noqa: E402
 from convexagg import ConvexAggregationClassifier  # noqa: E402
 from convexagg.batched_logistic import per_binary_path  # noqa: E402
-from convexagg.binary import fold_binaries  # noqa: E402
 from convexagg.codes import make_code  # noqa: E402
+from convexagg.out_of_fold import fold_binaries  # noqa: E402
 
 
 def load(data_dir, name):

@@ -17,13 +17,15 @@ binaries and the weights refitted on all rows):
 
 Each run is a child process (the two versions share a package name); runs
 alternate old, new, old, new. The breakdown is measured inside the child:
-time in the binaries' ``fit`` (``convexagg.binary._fit_binary``), in the
+time in the binaries' ``fit`` (``convexagg.binary.fit_binary``), in the
 regularisation paths, and the rest (the binaries' outputs, the final
 weights, validation). "Aggregation" is everything but training binaries.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -47,7 +49,6 @@ def child(src, data_dir, version, quick):
     from sklearn.linear_model import LogisticRegression
 
     import convexagg
-    import convexagg.binary as binary
     import convexagg.model_selection as ms
 
     assert convexagg.__file__.startswith(src), convexagg.__file__
@@ -64,7 +65,15 @@ def child(src, data_dir, version, quick):
 
         return wrapper
 
-    binary._fit_binary = timed("binaries", binary._fit_binary)
+    # the binaries' fit, in each module that calls it (one module before the split of
+    # binary.py, binary and out_of_fold after it)
+    for name in ("convexagg.binary", "convexagg.out_of_fold"):
+        if importlib.util.find_spec(name) is None:
+            continue
+        module = importlib.import_module(name)
+        for attr in ("fit_binary", "_fit_binary"):
+            if hasattr(module, attr):
+                setattr(module, attr, timed("binaries", getattr(module, attr)))
     # the regularisation paths: by the name model_selection calls them (0.1 and 0.2 to
     # the engine rework: regularization_path; since: problem_path on validated folds)
     name = "problem_path" if hasattr(ms, "problem_path") else "regularization_path"

@@ -26,10 +26,12 @@ from sklearn.tree import DecisionTreeClassifier
 
 import convexagg.batched_logistic as batched
 import convexagg.binary as binary
+import convexagg.out_of_fold as out_of_fold
 from convexagg import ConvexAggregationClassifier
 from convexagg.batched_logistic import batched_columns, per_binary_path
-from convexagg.binary import ConstantBinaryPredictor, fit_binaries, fold_binaries
+from convexagg.binary import ConstantBinaryPredictor, fit_binaries
 from convexagg.codes import make_code, sparse_random
+from convexagg.out_of_fold import fold_binaries
 
 K = 4
 
@@ -130,7 +132,10 @@ def test_every_binary_reaches_scikit_learns_optimum(data, code_name, learner_nam
         for fit_intercept in (True, False):
             learner = LEARNERS[learner_name](fit_intercept=fit_intercept, C=2.0)
             params = _weight_params(learner, weight)
-            with mock.patch.object(binary, "_fit_binary", side_effect=AssertionError):
+            with (
+                mock.patch.object(binary, "fit_binary", side_effect=AssertionError),
+                mock.patch.object(out_of_fold, "fit_binary", side_effect=AssertionError),
+            ):
                 members, _, _ = fold_binaries(
                     learner, X, y, code, splits, "proba", fit_params=params
                 )
@@ -264,7 +269,7 @@ def test_other_learners_keep_the_per_binary_path(data, learner):
     M = code.shape[1]
     assert batched_columns([learner] * M, X, [{}] * M) is None
     with mock.patch.object(batched, "_solve", side_effect=AssertionError):
-        spy = mock.patch.object(binary, "_fit_binary", wraps=binary._fit_binary)
+        spy = mock.patch.object(binary, "fit_binary", wraps=binary.fit_binary)
         with spy as fitted, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit_binaries(learner, X, y, code)
@@ -348,7 +353,7 @@ def test_array_api_X_is_trained_batched_on_its_device(data, name, dispatch):
     code = CODES["ovo+ovr"]
     for learner in (LogisticRegression(), _scaled()):
         params = _weight_params(learner, weights)
-        with mock.patch.object(binary, "_fit_binary", side_effect=AssertionError):
+        with mock.patch.object(binary, "fit_binary", side_effect=AssertionError):
             estimators = fit_binaries(learner, to_xp(name, X), y, code, fit_params=params)
             expected = fit_binaries(learner, X, y, code, fit_params=params)
         for est, ref in zip(estimators, expected):
@@ -374,7 +379,7 @@ def test_sparse_X_is_trained_as_the_dense_one(data):
     code = CODES["ovo+ovr"]
     learner = make_pipeline(StandardScaler(with_mean=False), LogisticRegression())
     params = _weight_params(learner, weights)
-    with mock.patch.object(binary, "_fit_binary", side_effect=AssertionError):
+    with mock.patch.object(binary, "fit_binary", side_effect=AssertionError):
         sparse = fit_binaries(learner, sp.csr_matrix(X), y, code, fit_params=params)
         dense = fit_binaries(learner, X, y, code, fit_params=params)
     for l, (a, b) in enumerate(zip(sparse, dense)):

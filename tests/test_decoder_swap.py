@@ -19,9 +19,9 @@ from convexagg import (
     PairwiseCouplingDecoder,
     WMAPDecoder,
 )
-from convexagg.binary import out_of_fold_outputs
 from convexagg.codes import complete, one_vs_one, one_vs_rest, sparse_random
 from convexagg.estimator import default_learner
+from convexagg.out_of_fold import out_of_fold_outputs
 
 # WMAP learning is cut to 5 L-BFGS-B iterations here to keep the tests fast.
 pytestmark = pytest.mark.filterwarnings(

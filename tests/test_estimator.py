@@ -102,7 +102,7 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
     np.testing.assert_allclose(clf.predict_binary_proba(X), insample.predict_binary_proba(X))
     assert not np.allclose(clf.weights_, insample.weights_)
     # out-of-fold weights are those of a decoder fitted on the out-of-fold Q
-    from convexagg.binary import out_of_fold_outputs
+    from convexagg.out_of_fold import out_of_fold_outputs
 
     Q = out_of_fold_outputs(default_learner(), X, y, clf.code_matrix_, cv, "proba")
     np.testing.assert_allclose(
@@ -297,7 +297,8 @@ def test_linear_binaries_name_the_one_with_nonfinite_outputs(iris):
 
 
 def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris):
-    from convexagg.binary import fold_binaries, predict_binaries
+    from convexagg.binary import predict_binaries
+    from convexagg.out_of_fold import fold_binaries
 
     X, y = iris
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
@@ -366,7 +367,7 @@ class _RefusesItsTrainingRows(ClassifierMixin, BaseEstimator):
 
 
 def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
-    from convexagg.binary import fold_binaries
+    from convexagg.out_of_fold import fold_binaries
 
     X, y = make_classification(200, 5, n_informative=4, n_redundant=0, n_classes=3, random_state=0)
     clf = ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", random_state=0)

@@ -1,5 +1,5 @@
 """Decoding the binaries' log-odds (``ConvexDecoder.predict_proba_from_log_odds``) and
-the estimator's path through it for logistic binaries (``binary.predict_log_odds``).
+the estimator's path through it for logistic binaries (``linear_outputs.predict_log_odds``).
 
 References, in the test: the losses ``log(1 + exp(-+z))`` by ``numpy.logaddexp``
 (accurate in float64), capped at ``-log(eps)`` as those of probabilities are,
@@ -20,8 +20,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
-from convexagg.binary import LinearLogOdds, fit_binaries, predict_binaries, predict_log_odds
+from convexagg.binary import fit_binaries, predict_binaries
 from convexagg.codes import make_code
+from convexagg.linear_outputs import LinearLogOdds, predict_log_odds
 from convexagg.solvers import ProjectedNewton
 
 CAP = -np.log(np.finfo(np.float64).eps)  # the largest loss of a probability output

@@ -12,7 +12,8 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from convexagg import ConvexAggregationClassifier, ConvexAggregationClassifierCV, ConvexDecoder
-from convexagg.binary import fit_binaries, out_of_fold_outputs, predict_binaries
+from convexagg.binary import fit_binaries, predict_binaries
+from convexagg.out_of_fold import out_of_fold_outputs
 from convexagg.solvers import InteriorPoint, ProjectedNewton
 
 

@@ -45,6 +45,8 @@ PUBLIC_MODULES = [
     "convexagg.aggregation.distributed",
     "convexagg.aggregation.array_api",
     "convexagg.binary",
+    "convexagg.linear_outputs",
+    "convexagg.out_of_fold",
     "convexagg.code_matrix",
     "convexagg.codes",
     "convexagg.convex_aggregation",

@@ -189,8 +189,8 @@ def test_useless_binaries_converge_to_zero_weights(solver):
     from sklearn.datasets import make_classification
     from sklearn.model_selection import check_cv
 
-    from convexagg.binary import out_of_fold_outputs
     from convexagg.codes import one_vs_one
+    from convexagg.out_of_fold import out_of_fold_outputs
 
     X, y = make_classification(60, 4, n_informative=3, n_redundant=0, n_classes=3, random_state=0)
     order = np.argsort(y, kind="stable")

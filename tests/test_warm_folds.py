@@ -1,5 +1,5 @@
 """A ``LogisticRegression`` column's fold binaries start from the previous fold's
-solution (:func:`convexagg.binary.starts_folds_warm`).
+solution (:func:`convexagg.out_of_fold.starts_folds_warm`).
 
 References: scikit-learn's own ``warm_start`` (one model refitted fold after fold, the
 chain's semantics), independent cold fits (the same optimum at a tight ``tol``), and
@@ -18,8 +18,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from convexagg import ConvexAggregationClassifier
 from convexagg.batched_logistic import per_binary_path
-from convexagg.binary import fold_binaries, starts_folds_warm
 from convexagg.codes import one_vs_one
+from convexagg.out_of_fold import fold_binaries, starts_folds_warm
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ sparse product rebuilt); SciPy's row softmax of ``-rho`` against
 ``ConvexAggregationClassifier.predict_proba`` (``make_pipeline(StandardScaler(),
 LogisticRegression())`` binaries, the float32 solver, ``cv="in_sample"``): the whole
 ``predict_proba`` from ``X``, the stacked log-odds
-(:func:`convexagg.binary.predict_log_odds`, read block by block), the decode of
+(:func:`convexagg.linear_outputs.predict_log_odds`, read block by block), the decode of
 them (``predict_proba_from_log_odds``), and of them computed whole first.
 """
 
@@ -46,7 +46,7 @@ def log_odds_parts(data):
     from sklearn.preprocessing import StandardScaler
 
     from convexagg import ConvexAggregationClassifier
-    from convexagg.binary import predict_log_odds
+    from convexagg.linear_outputs import predict_log_odds
     from convexagg.solvers import ProjectedNewton
 
     clf = ConvexAggregationClassifier(

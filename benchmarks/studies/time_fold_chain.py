@@ -8,7 +8,7 @@ classifier end to end".
 letter (the standardised 18,000 training rows), 5 shuffled stratified folds (seed 0),
 ``LogisticRegression()`` binaries of the one-vs-one (325) and one-vs-rest (26) codes,
 ``fold_binaries`` as the classifier calls it, in one process, the two paths
-alternating: the chain (:func:`convexagg.binary.starts_folds_warm`) and the same call
+alternating: the chain (:func:`convexagg.out_of_fold.starts_folds_warm`) and the same call
 with the chain switched off. Reports each path's best and median seconds, the mean
 L-BFGS iterations per binary, and how far each path's out-of-fold outputs are from the
 optimum (the same binaries solved to ``tol=1e-10`` by Newton's method, once, untimed:
@@ -36,7 +36,7 @@ def main():
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
-    import convexagg.binary as binary
+    import convexagg.out_of_fold as out_of_fold
     from convexagg.codes import make_code
 
     args = C.parser(__doc__.splitlines()[0]).parse_args()
@@ -56,9 +56,9 @@ def main():
         for _ in range(repeat):
             for path in runs:
                 chained = path == "chained"
-                with mock.patch.object(binary, "starts_folds_warm", lambda e, c=chained: c):
+                with mock.patch.object(out_of_fold, "starts_folds_warm", lambda e, c=chained: c):
                     start = time.perf_counter()
-                    fits[path] = binary.fold_binaries(
+                    fits[path] = out_of_fold.fold_binaries(
                         LogisticRegression(), X, y, code, splits, "proba"
                     )
                     runs[path].append(time.perf_counter() - start)
@@ -67,7 +67,7 @@ def main():
             for path, (members, _, _) in fits.items()
         }
         tight = LogisticRegression(solver="newton-cholesky", tol=1e-10, max_iter=500)
-        optimum = binary.fold_binaries(tight, X, y, code, splits, "proba", keep=False)[1]
+        optimum = out_of_fold.fold_binaries(tight, X, y, code, splits, "proba", keep=False)[1]
         gaps = {path: np.abs(fit[1] - optimum) for path, fit in fits.items()}
         results[code_name] = {
             path: {

@@ -2,7 +2,7 @@
 
 Three things split the training rows: the binaries' out-of-fold outputs (``cv``,
 :func:`~convexagg._training.out_of_fold` and
-:func:`~convexagg.binary.out_of_fold_outputs`), the choice of ``alpha``
+:func:`~convexagg.out_of_fold.out_of_fold_outputs`), the choice of ``alpha``
 (``alpha_cv`` of :class:`~convexagg.ConvexAggregationClassifierCV`) and the
 choice of a penalty of the aggregation among candidate values
 (:mod:`convexagg.decoders.selection`). A number of folds means the same in all

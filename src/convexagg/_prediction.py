@@ -18,12 +18,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import array_namespace
 from ._dask import is_dask_array, map_row_blocks
-from .binary import (
-    log_odds_input,
-    predict_binaries,
-    predict_binaries_on_device,
-    predict_log_odds,
-)
+from .binary import predict_binaries, predict_binaries_on_device
+from .linear_outputs import log_odds_input, predict_log_odds
 
 __all__ = ["CodeMatrixPrediction"]
 
@@ -169,7 +165,7 @@ class CodeMatrixPrediction:
         on each member's outputs on ``X`` (validated here). Members whose binaries
         are all logistic regressions hand the decoder their log-odds where it takes
         them (``ConvexDecoder.predict_proba_from_log_odds``, ``X`` validated once by
-        the binaries, :func:`~convexagg.binary.log_odds_input`): one ``exp`` and one
+        the binaries, :func:`~convexagg.linear_outputs.log_odds_input`): one ``exp`` and one
         ``log1p`` per output instead of the sigmoid and two logs."""
         X = self._validate_X(X, reset=False)
         decode = getattr(self.decoder_, method)

@@ -40,11 +40,10 @@ from .binary import (
     binary_output_kind,
     fit_binaries,
     fit_predict_binaries,
-    fold_binaries,
     predict_binaries,
     predict_binaries_on_device,
-    starts_folds_warm,
 )
+from .out_of_fold import fold_binaries, starts_folds_warm
 
 __all__ = [
     "Fitted",
@@ -392,7 +391,7 @@ def decoder_outputs(fitted, p, learners, n_jobs):
 
 def _fold_lines(n_folds, M, chained):
     """The progress line after ``done`` fold binaries: fold by fold, or (``chained``,
-    :func:`~convexagg.binary.starts_folds_warm`) column by column."""
+    :func:`~convexagg.out_of_fold.starts_folds_warm`) column by column."""
 
     def describe(done):
         if chained:

@@ -45,6 +45,11 @@ The computation is written on the array API standard (``xp``: ``matmul``, ``take
 device, and the binaries' fitted arrays live there, as scikit-learn's own fits there
 leave them. The batch runs in the calling process, whatever ``n_jobs`` or joblib
 backend: those apply to the binaries fitted one by one.
+
+One file for one solver: its parts (the eligibility of the learners, the class-grouped
+products of a fold, the Newton loop, and building the fitted estimators) share private
+structures (``_Column``, ``_Block``, ``_Fold`` and the ``xp`` helpers) that no other
+module reads; split, each part would import the others' private names.
 """
 
 from __future__ import annotations

@@ -51,9 +51,7 @@ from ._training import (
     train,
 )
 from ._utils import Reporter, restore_on_failure
-from .binary import (
-    column_seeds,
-)
+from .binary import column_seeds
 from .codes import CODE_NAMES, check_code_name, make_code_parts
 from .decoders import ConvexDecoder
 from .defaults import DataShape, default_decoder, default_learner, resolve_model

@@ -41,8 +41,8 @@ inputs with float64 thresholds, which float32 cannot reproduce: a value within
 float32 rounding of a threshold (after a ``StandardScaler``, some lie one float64
 unit from one) can take the other branch in the graph.
 
-Helpers read from their homes: ``convexagg.binary.linear_stack`` and
-``convexagg.binary.is_linear_class`` (which binaries the library stacks, their
+Helpers read from their homes: ``convexagg.linear_outputs.linear_stack`` and
+``convexagg.linear_outputs.is_linear_class`` (which binaries the library stacks, their
 stacked coefficients, what a linear classifier is: the one rule), and skl2onnx's
 private classifier parser ``_parse_sklearn_classifier`` (the parser skl2onnx
 registers for every classifier, wrapped here to check fitting first).
@@ -60,9 +60,10 @@ from sklearn.utils.validation import check_is_fitted
 from ._optional import require
 from ._sklearn import parse_sklearn_classifier
 from .aggregation import side_weights
-from .binary import ConstantBinaryPredictor, is_linear_class, linear_stack
+from .binary import ConstantBinaryPredictor
 from .decoders import ConvexDecoder, LossBasedDecoder
 from .estimator import CodeMatrixClassifier
+from .linear_outputs import is_linear_class, linear_stack
 from .losses import LOSS_CAP, binary_losses
 
 __all__ = ["NotExportableError", "register_converters", "to_onnx"]
@@ -139,7 +140,7 @@ def _where(member, column, n_members):
 
 def _binary_plans(model):
     """Per member, ``(linear columns, their stack or None)``: the binaries the library
-    predicts as one product (:func:`convexagg.binary.linear_stack`)."""
+    predicts as one product (:func:`convexagg.linear_outputs.linear_stack`)."""
     plans = []
     for member in model.estimators_:
         _, linear, stack = linear_stack(member, model.binary_output_)
@@ -303,7 +304,7 @@ def _losses(g, Q, agg, from_log_odds):
 
 def _linear_block(g, X64, stack, output, log_odds):
     """The stacked linear binaries' outputs, ``(n, len)``: the product of
-    :func:`convexagg.binary._predict_linear` (then its sigmoid, for probabilities
+    :func:`convexagg.linear_outputs.predict_linear` (then its sigmoid, for probabilities
     not taken as log-odds)."""
     if stack.center is not None:
         X64 = g("Sub", [X64, g.const(stack.center, "center")])

@@ -219,7 +219,7 @@ def output_discrepancies(
         NaN-free, ``+-inf`` allowed), cross-entropy only: the losses are taken
         from ``z`` directly (:func:`_losses_from_log_odds`), clipped as those
         of ``expit(z)`` are. A Fortran-ordered ``Q`` is read without a
-        transposed copy; a :class:`~convexagg.binary.LinearLogOdds` writes its
+        transposed copy; a :class:`~convexagg.linear_outputs.LinearLogOdds` writes its
         blocks where the losses are taken (:func:`_rho_of_log_odds_blocks`).
 
     Returns
@@ -234,7 +234,7 @@ def output_discrepancies(
         raise ValueError(f"log_odds=True needs loss='cross_entropy', got loss={loss!r}.")
     # the logs of the cross-entropy carry its sign; the losses of the log-odds do not
     product, K = _transposed_product(code, w, cross_entropy and not log_odds, dtype)
-    # log-odds computed block by block (binary.LinearLogOdds) write themselves
+    # log-odds computed block by block (linear_outputs.LinearLogOdds) write themselves
     write = getattr(Q, "negated_block_into", None) if log_odds else None
     if write is not None:
         rhoT = _rho_of_log_odds_blocks(write, n, M, product, K, dtype)
@@ -284,7 +284,7 @@ def _rho_of_chunks(Q, M, product, K, dtype, cross_entropy, loss, output, log_odd
 def _rho_of_log_odds_blocks(write, n, M, product, K, dtype):
     """``rho.T`` (``K x n``) in ``dtype`` of ``n`` rows of log-odds that
     ``write(start, stop, out)`` writes, negated and transposed, block by block
-    (:meth:`convexagg.binary.LinearLogOdds.negated_block_into`).
+    (:meth:`convexagg.linear_outputs.LinearLogOdds.negated_block_into`).
 
     The blocks go straight into the losses' buffer, where
     :func:`_losses_from_negated_log_odds` wants them (float32: through float64
@@ -476,7 +476,7 @@ def _losses_from_log_odds(zT, out, bounds):
 
 def _losses_from_negated_log_odds(loss, u, bounds):
     """:func:`_losses_from_log_odds` into ``loss`` (``-log q``) and ``u`` (``-log(1 - q)``),
-    ``u`` holding ``-z`` on entry (:meth:`convexagg.binary.LinearLogOdds.negated_block_into`
+    ``u`` holding ``-z`` on entry (:meth:`convexagg.linear_outputs.LinearLogOdds.negated_block_into`
     writes it there).
 
     The same arithmetic, bit for bit: the clip is symmetric (``clip(-z) =

@@ -37,7 +37,7 @@ from ..aggregation import (
     zero_entries,
     zero_entry_sides,
 )
-from ..binary import LinearLogOdds
+from ..linear_outputs import LinearLogOdds
 from ..losses import LOSSES, check_log_odds, check_loss
 from ..solvers import SolverResult, tau_schedule
 from ..validation import check_fitted_columns
@@ -834,7 +834,7 @@ class ConvexDecoder(BaseDecoder):
         ``-log(eps)``). Where the sigmoid rounds (``1 - q`` for ``z`` beyond about
         20 in float64), these losses are the more accurate. It is the path of
         :class:`~convexagg.ConvexAggregationClassifier` when its binaries are
-        logistic regressions (see :func:`convexagg.binary.predict_log_odds`).
+        logistic regressions (see :func:`convexagg.linear_outputs.predict_log_odds`).
         Other losses decode ``expit(Z)``.
 
         Parameters
@@ -843,8 +843,8 @@ class ConvexDecoder(BaseDecoder):
             Log-odds of the probabilities of the positive sides, for a decoder
             fitted on probabilities; ``+-inf`` for 1 and 0, NaN refused. Read
             fastest Fortran-ordered, or as the
-            :class:`~convexagg.binary.LinearLogOdds` of
-            :func:`convexagg.binary.predict_log_odds`, computed block by block.
+            :class:`~convexagg.linear_outputs.LinearLogOdds` of
+            :func:`convexagg.linear_outputs.predict_log_odds`, computed block by block.
 
         Returns
         -------
