@@ -119,7 +119,20 @@ def _run_console(code, where, cwd):
         assert done.returncode == 0, f"{where}: `{command[2:]}` failed:\n{done.stderr}"
 
 
-@pytest.mark.parametrize("path", RUNNABLE, ids=lambda p: p.relative_to(ROOT).as_posix())
+# a document whose blocks start a Dask cluster runs with the slow tests (`make test-slow`)
+SLOW_DOCUMENTS = {"docs/user_guide/dask.rst"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.slow)
+        if p.relative_to(ROOT).as_posix() in SLOW_DOCUMENTS
+        else p
+        for p in RUNNABLE
+    ],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
 def test_code_blocks_run(path, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
