@@ -153,7 +153,7 @@ def profile_set(name, kull_dir, repeat):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kull-dir", default="/work/shared/datasets/kull2019")
+    parser.add_argument("--kull-dir", default="../shared/datasets/kull2019")
     parser.add_argument("--sets", nargs="+", default=["vowel", "yeast", "vehicle", "glass"])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
