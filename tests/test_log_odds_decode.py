@@ -207,30 +207,31 @@ def test_estimator_decodes_log_odds_as_the_general_path(dtype):
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(P, axis=1)])
 
 
-def test_estimator_sees_its_binaries_refitted(wide_iris):
-    """The stack of linear binaries is reused between calls, not after a binary is
-    fitted again or a pipeline step replaced."""
+def test_binaries_refitted_are_read_as_they_are(wide_iris):
+    """Given no stack, ``predict_binaries`` and ``predict_log_odds`` stack the binaries
+    as they are at each call: after a binary is fitted again or a pipeline step
+    replaced, their outputs are those of the binaries one by one (nothing kept
+    between calls)."""
     X, y = wide_iris
-    clf = ConvexAggregationClassifier(
-        make_pipeline(StandardScaler(), LogisticRegression()), cv="in_sample"
-    ).fit(X, y)
-    binaries = clf.estimators_[0]
+    binaries = fit_binaries(
+        make_pipeline(StandardScaler(), LogisticRegression()), X, y, make_code("ovo", 3)
+    )
 
-    def general():
-        return clf.decoder_.predict_proba(
-            np.column_stack([est.predict_proba(X)[:, 1] for est in binaries])
-        )
+    def check():
+        Q = np.column_stack([est.predict_proba(X)[:, 1] for est in binaries])
+        Z = np.column_stack([est.decision_function(X) for est in binaries])
+        np.testing.assert_allclose(predict_binaries(binaries, X, "proba"), Q, rtol=1e-9)
+        np.testing.assert_allclose(np.asarray(predict_log_odds(binaries, X)), Z, rtol=1e-9)
+        return Q
 
-    before = clf.predict_proba(X)
-    np.testing.assert_allclose(before, general(), rtol=1e-6, atol=1e-12)
+    before = check()
     rows = np.isin(y, [0, 1])
     binaries[0].set_params(logisticregression__C=1e-3).fit(X[rows], (y[rows] == 1).astype(int))
-    after = clf.predict_proba(X)
-    assert np.abs(after - before).max() > 1e-3
-    np.testing.assert_allclose(after, general(), rtol=1e-6, atol=1e-12)
+    assert np.abs(check() - before).max() > 1e-3
     binaries[1].steps[0] = ("standardscaler", StandardScaler(with_mean=False).fit(X))
-    binaries[1].steps[1][1].fit(binaries[1].steps[0][1].transform(X[y != 0]), y[y != 0] == 2)
-    np.testing.assert_allclose(clf.predict_proba(X), general(), rtol=1e-6, atol=1e-12)
+    rows = np.isin(y, [0, 2])
+    binaries[1].steps[1][1].fit(binaries[1].steps[0][1].transform(X[rows]), y[rows] == 2)
+    check()
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -255,23 +256,16 @@ def test_linear_log_odds_decode_is_the_decode_of_its_blocks(dtype):
 
 
 @pytest.mark.parametrize("n_features", [4, 1])
-def test_estimator_sees_fitted_attributes_replaced(wide_iris, n_features):
-    """Each fitted attribute the stack reads, replaced by another value (an array of
-    one element too, whose comparison has a truth value), or a scaler's parameter
-    changed, is seen: the next prediction is that of the binaries as they are."""
+def test_fitted_attributes_replaced_are_read_as_they_are(wide_iris, n_features):
+    """Each fitted attribute a stack reads, replaced by another value (an array of one
+    element too), or a scaler's parameter changed, is seen by the next call of
+    ``predict_binaries`` given no stack: its outputs are those of the binaries as they are."""
     X, y = wide_iris
     X = X[:, :n_features]
-    clf = ConvexAggregationClassifier(
-        make_pipeline(StandardScaler(), LogisticRegression()), cv="in_sample"
-    ).fit(X, y)
-    binaries = clf.estimators_[0]
+    binaries = fit_binaries(
+        make_pipeline(StandardScaler(), LogisticRegression()), X, y, make_code("ovo", 3)
+    )
     scaler, model = binaries[1].steps[0][1], binaries[1].steps[1][1]
-
-    def general():
-        return clf.decoder_.predict_proba(
-            np.column_stack([est.predict_proba(X)[:, 1] for est in binaries])
-        )
-
     changes = [
         lambda: setattr(model, "coef_", model.coef_ * 1.5),
         lambda: setattr(model, "intercept_", model.intercept_ + 0.5),
@@ -280,12 +274,13 @@ def test_estimator_sees_fitted_attributes_replaced(wide_iris, n_features):
         lambda: scaler.set_params(with_mean=False),
         lambda: binaries[2].steps.__setitem__(1, ("logisticregression", model)),
     ]
-    before = clf.predict_proba(X)
+    before = predict_binaries(binaries, X, "proba")
     for change in changes:
         change()
-        after = clf.predict_proba(X)
+        after = predict_binaries(binaries, X, "proba")
         assert np.abs(after - before).max() > 1e-6
-        np.testing.assert_allclose(after, general(), rtol=1e-6, atol=1e-12)
+        Q = np.column_stack([est.predict_proba(X)[:, 1] for est in binaries])
+        np.testing.assert_allclose(after, Q, rtol=1e-9, atol=1e-300)
         before = after
 
 

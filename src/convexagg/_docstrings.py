@@ -134,7 +134,9 @@ estimators_ : list of lists of fitted binary classifiers
     The members that predict, whatever ``cv``: one list per member, each
     with one fitted binary per code column. An ensemble (out-of-fold
     outputs, ``ensemble="auto"`` or True) has one member per fold; every
-    other fit has one member (``estimators_[0]`` its binaries).
+    other fit has one member (``estimators_[0]`` its binaries). The linear
+    binaries predict from their coefficients as stacked at fit (and at
+    load): a binary changed or replaced here afterwards is not seen.
 ensemble_ : bool
     Whether the members are an ensemble of fold binaries.
 decoder_ : fitted decoder

@@ -33,13 +33,13 @@ class _BlockMethod:
     """
 
     def __init__(self, estimator, method):
-        self.estimator = estimator
+        # one copy for every block: predicting changes nothing in the estimator
+        self.estimator = copy.copy(estimator)
+        self.estimator.n_jobs = 1
         self.method = method
 
     def __call__(self, X):
-        estimator = copy.copy(self.estimator)
-        estimator.n_jobs = 1
-        return getattr(estimator, self.method)(X)
+        return getattr(self.estimator, self.method)(X)
 
 
 def _decoder_has(attr):
@@ -55,7 +55,9 @@ def _decoder_has(attr):
 class CodeMatrixPrediction:
     """The prediction methods of :class:`~convexagg.CodeMatrixClassifier` (a mixin).
 
-    They read the fitted estimator: ``estimators_`` (through ``_members``),
+    They read the fitted estimator: ``estimators_`` (through ``_members``) and their
+    stacked linear binaries ``_linear_stacks`` (one
+    :class:`~convexagg.linear_outputs.LinearStack` per member, set with them),
     ``decoder_``, ``binary_output_``, ``ensemble_``, ``classes_``,
     ``code_matrix_``, ``n_features_in_``, and its ``_validate_X``.
     """
@@ -155,9 +157,10 @@ class CodeMatrixPrediction:
     def _member_outputs(self, X):
         """Every ensemble member's binary outputs on ``X`` (validated here)."""
         X = self._validate_X(X, reset=False)
+        output, n_jobs = self.binary_output_, self.n_jobs
         return [
-            predict_binaries(member, X, self.binary_output_, n_jobs=self.n_jobs)
-            for member in self._members()
+            predict_binaries(member, X, output, n_jobs, stacked)
+            for member, stacked in zip(self._members(), self._linear_stacks)
         ]
 
     def _member_decodes(self, X, method):
@@ -173,15 +176,15 @@ class CodeMatrixPrediction:
         if self.binary_output_ != "proba":
             from_log_odds = None
         decoded, checked = [], None  # X checked once for every member's log-odds
-        for member in self._members():
+        for member, stacked in zip(self._members(), self._linear_stacks):
             Z = None
             if from_log_odds is not None:
-                checked = log_odds_input(member, X) if checked is None else checked
-                Z = None if checked is None else predict_log_odds(member, checked, False)
+                checked = log_odds_input(member, X, stacked) if checked is None else checked
+                Z = None if checked is None else predict_log_odds(member, checked, False, stacked)
             if Z is not None:
                 decoded.append(from_log_odds(Z))
             else:
-                Q = predict_binaries(member, X, self.binary_output_, n_jobs=self.n_jobs)
+                Q = predict_binaries(member, X, self.binary_output_, self.n_jobs, stacked)
                 decoded.append(decode(Q))
         return decoded
 

@@ -524,7 +524,7 @@ def fit_predict_binaries(
     return estimators, Q
 
 
-def predict_binaries(estimators, X, output, n_jobs=None):
+def predict_binaries(estimators, X, output, n_jobs=None, stacked=None):
     """Predict the binary outputs ``Q``, checked to be finite (in ``[0, 1]`` for probabilities).
 
     Linear binaries with the same number of features predict in one product
@@ -540,13 +540,17 @@ def predict_binaries(estimators, X, output, n_jobs=None):
         Which outputs to predict (``predict_proba`` or ``decision_function``).
     n_jobs : int, default=None
         Parallel jobs (joblib).
+    stacked : LinearStack, default=None
+        ``linear_stack(estimators, output)``
+        (:func:`~convexagg.linear_outputs.linear_stack`), as a fitted estimator keeps
+        it; computed here when None.
 
     Returns
     -------
     Q : ndarray of shape (n_samples, n_classifiers)
         Column ``l`` is the output of ``estimators[l]``.
     """
-    parts, linear, stack = linear_stack(estimators, output)
+    parts, linear, stack = linear_stack(estimators, output) if stacked is None else stacked
     if issparse(X) and any(scaler_mean(parts[l][0]) is not None for l in linear):
         # a sparse X is not centred (the scalers' own transform refuses it)
         linear = [l for l in linear if scaler_mean(parts[l][0]) is None]

@@ -55,6 +55,7 @@ from .binary import column_seeds
 from .codes import CODE_NAMES, check_code_name, make_code_parts
 from .decoders import ConvexDecoder
 from .defaults import DataShape, default_decoder, default_learner, resolve_model
+from .linear_outputs import linear_stack
 from .validation import check_lengths, check_sample_weight, check_targets, encode_labels
 
 __all__ = ["CodeMatrixClassifier"]
@@ -561,11 +562,33 @@ class CodeMatrixClassifier(
         self.ensemble_ = training.tests is not None
         self.estimators_ = training.members
         self.binary_output_ = p.output
+        self._set_linear_stacks()
         self.decoder_ = decoder
         self._column_seeds = p.seeds
         # plain types (a model file holds only trusted types); fit_decoder reads them
         self._code_parts = {name: [int(l) for l in cols] for name, cols in p.code_parts.items()}
         self._set_out_of_fold(training, decoder)
+
+    def _set_linear_stacks(self):
+        """``_linear_stacks``: each member's linear binaries and their coefficients
+        stacked (:func:`~convexagg.linear_outputs.linear_stack`), which every prediction
+        reads. Derived from ``estimators_`` when they are fitted or loaded, as
+        scikit-learn's derived fitted state is: replacing ``estimators_`` or refitting a
+        binary in place afterwards leaves it stale."""
+        output = self.binary_output_
+        self._linear_stacks = [linear_stack(member, output) for member in self.estimators_]
+
+    def __getstate__(self):
+        # the stacks are derived from the binaries: a pickle or model file holds these once
+        state = super().__getstate__()
+        return {name: value for name, value in state.items() if name != "_linear_stacks"}
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # fitted binaries (a model file's packed ones are rebuilt by convexagg.io.load first)
+        members = self.__dict__.get("estimators_")
+        if isinstance(members, list) and all(isinstance(member, list) for member in members):
+            self._set_linear_stacks()
 
     @property
     def _fitted(self):

@@ -41,7 +41,8 @@ inputs with float64 thresholds, which float32 cannot reproduce: a value within
 float32 rounding of a threshold (after a ``StandardScaler``, some lie one float64
 unit from one) can take the other branch in the graph.
 
-Helpers read from their homes: ``convexagg.linear_outputs.linear_stack`` and
+Helpers read from their homes: the fitted model's stacked linear binaries (its
+``_linear_stacks``, of ``convexagg.linear_outputs.linear_stack``) and
 ``convexagg.linear_outputs.is_linear_class`` (which binaries the library stacks, their
 stacked coefficients, what a linear classifier is: the one rule), and skl2onnx's
 private classifier parser ``_parse_sklearn_classifier`` (the parser skl2onnx
@@ -63,7 +64,7 @@ from .aggregation import side_weights
 from .binary import ConstantBinaryPredictor
 from .decoders import ConvexDecoder, LossBasedDecoder
 from .estimator import CodeMatrixClassifier
-from .linear_outputs import is_linear_class, linear_stack
+from .linear_outputs import is_linear_class
 from .losses import LOSS_CAP, binary_losses
 
 __all__ = ["NotExportableError", "register_converters", "to_onnx"]
@@ -140,12 +141,9 @@ def _where(member, column, n_members):
 
 def _binary_plans(model):
     """Per member, ``(linear columns, their stack or None)``: the binaries the library
-    predicts as one product (:func:`convexagg.linear_outputs.linear_stack`)."""
-    plans = []
-    for member in model.estimators_:
-        _, linear, stack = linear_stack(member, model.binary_output_)
-        plans.append((list(linear), stack))
-    return plans
+    predicts as one product, as the fitted model keeps them (its ``_linear_stacks``, of
+    :func:`convexagg.linear_outputs.linear_stack`)."""
+    return [(list(stacked.linear), stacked.stack) for stacked in model._linear_stacks]
 
 
 def _convertible(est, where):

@@ -9,11 +9,14 @@ the stacked coefficients (``x -> ((x - mean) / scale) @ coef + b``). For
 ``LogisticRegression`` binaries, :func:`predict_log_odds` gives the stacked
 decision functions themselves, the log-odds of ``Q``, which the convex decoder
 takes its cross-entropy losses from without the sigmoid.
+
+The stacked coefficients (:func:`linear_stack`) are a fitted estimator's derived
+state: it computes them once when its binaries are fitted or loaded and passes them
+to every prediction, which then stacks nothing.
 """
 
 from __future__ import annotations
 
-import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -28,6 +31,7 @@ from .output_checks import check_outputs
 
 __all__ = [
     "LinearLogOdds",
+    "LinearStack",
     "is_linear_class",
     "linear_stack",
     "log_odds_input",
@@ -133,71 +137,24 @@ def _stacked_linear(parts):
     return _Stack(coef.T, b, center, A, float(np.abs(A).sum(axis=1).max()))
 
 
-# the last stacks built, (a _StackKey, its result), the latest first: a model
-# predicting batch after batch reuses its own, since checking that nothing the
-# stack read was replaced costs far less than finding and stacking the binaries. Fitting a
-# binary again, replacing a step, a binary or a fitted attribute is seen; writing
-# into a fitted array in place is not (as with any estimator's state derived from
-# its fitted attributes). A few are kept: the members of an ensemble, models that
-# predict in turn.
-_last_stacks = ()
-_KEPT_STACKS = 8  # an ensemble of cv=5 members, and a few models beside
-# only stacks this small are kept (the cache holds them and their binaries alive):
-# for larger ones, the products dwarf their rebuilding
-_KEPT_STACK_BYTES = 1 << 24
+class LinearStack(NamedTuple):
+    """What :func:`linear_stack` returns for one list of binaries: a fitted estimator
+    keeps one per ensemble member, so that predicting stacks nothing.
 
-# a fit assigns coef_ anew (classes_ with it); one getter per attribute: a getter of
-# several builds a tuple per object, to be flattened
-_MODEL_READS = tuple(map(operator.attrgetter, ("coef_", "intercept_")))
-_SCALER_READS = tuple(map(operator.attrgetter, ("scale_", "mean_", "with_mean")))
-_STEPS = operator.attrgetter("steps")
+    Parameters
+    ----------
+    parts : list
+        Each binary's ``(scaler, model)`` when it is linear, else None.
+    linear : list of int
+        The indices of the linear binaries stacked (empty: none is).
+    stack : tuple or None
+        Their coefficients and intercepts stacked for one product (None when
+        ``linear`` is empty).
+    """
 
-
-class _StackKey:
-    """What :func:`_linear_parts` and :func:`_stacked_linear` read of the binaries:
-    the binaries, the steps of the pipelines, and the fitted attributes of the
-    scalers and of the models of a linear class.
-
-    Each read is kept in a list per attribute (the steps: a copy of each
-    pipeline's list) and compared as a list: in C, each item passing at once
-    when it is the same object (``list.__eq__`` checks identity first), else
-    by ``==`` (a step's ``(name, estimator)`` passes with the same estimator),
-    which no array of two or more elements passes (NumPy refuses its truth
-    value: a mismatch). Comparing whole lists keeps the loop in C, cheaper than
-    flattening the reads and comparing each with ``operator.is_`` in Python."""
-
-    def __init__(self, estimators, output):
-        self.output, self.estimators = output, tuple(estimators)
-        self.pipelines = [est for est in estimators if type(est) is Pipeline]
-        pairs = [_scaled_parts(est) for est in estimators]
-        self.models = [m for _, m in pairs if is_linear_class(type(m), output)]
-        self.scalers = [s for s, m in pairs if s is not None and is_linear_class(type(m), output)]
-        try:
-            # copies of the steps' lists: a step replaced in place is seen
-            self.steps = [list(steps) for steps in map(_STEPS, self.pipelines)]
-            self.attributes = self._attributes()
-        except AttributeError:  # an unfitted model or scaler: nothing to reuse
-            self.steps = None
-
-    def _attributes(self):
-        """The fitted attributes read, one list per attribute."""
-        return [list(map(get, self.models)) for get in _MODEL_READS] + [
-            list(map(get, self.scalers)) for get in _SCALER_READS
-        ]
-
-    def matches(self, estimators, output):
-        """Whether ``estimators`` are the same binaries, with the same state."""
-        if output != self.output or len(estimators) != len(self.estimators):
-            return False
-        if self.steps is None or not all(map(operator.is_, estimators, self.estimators)):
-            return False
-        try:
-            return (
-                list(map(_STEPS, self.pipelines)) == self.steps
-                and self._attributes() == self.attributes
-            )
-        except (AttributeError, TypeError, ValueError):  # a read gone, or arrays compared
-            return False
+    parts: list
+    linear: list
+    stack: _Stack | None
 
 
 def linear_stack(estimators, output):
@@ -212,28 +169,16 @@ def linear_stack(estimators, output):
 
     Returns
     -------
-    parts : list
-        Each binary's ``(scaler, model)`` when it is linear, else None.
-    linear : list of int
-        The indices of the linear ones (empty unless there are two or more, all
-        with the same number of features).
-    stack : tuple or None
-        Their coefficients and intercepts stacked for one product (None when
-        ``linear`` is empty).
+    stacked : LinearStack
+        ``parts``, ``linear`` (empty unless two or more binaries are linear, all
+        with the same number of features) and ``stack``.
     """
-    global _last_stacks
-    kept = _last_stacks  # one read: another thread may replace it meanwhile
-    for key, result in kept:
-        if key.matches(estimators, output):
-            return result
     parts = [_linear_parts(est, output) for est in estimators]
     linear = [l for l, part in enumerate(parts) if part is not None]
     if len({parts[l][1].coef_.shape[1] for l in linear}) != 1 or len(linear) < 2:
         linear = []
-    result = parts, linear, _stacked_linear([parts[l] for l in linear]) if linear else None
-    if linear and result[2][0].nbytes <= _KEPT_STACK_BYTES:
-        _last_stacks = ((_StackKey(estimators, output), result),) + kept[: _KEPT_STACKS - 1]
-    return result
+    stack = _stacked_linear([parts[l] for l in linear]) if linear else None
+    return LinearStack(parts, linear, stack)
 
 
 def predict_linear(estimators, parts, X, output, indices, stack=None):
@@ -333,7 +278,7 @@ class LinearLogOdds:
 _SAFE_BOUND = 1e300
 
 
-def log_odds_input(estimators, X):
+def log_odds_input(estimators, X, stacked=None):
     """``X`` validated against linear binaries as :func:`predict_log_odds` validates it,
     for several ensemble members of such binaries to share one check
     (``check_input=False`` then); None when the binaries are not all linear.
@@ -344,20 +289,23 @@ def log_odds_input(estimators, X):
         One per code column.
     X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
         Samples.
+    stacked : LinearStack, default=None
+        ``linear_stack(estimators, "proba")``, as a fitted estimator keeps it;
+        computed here when None.
 
     Returns
     -------
     X : ndarray, sparse matrix or None
         A finite 2-D array (CSR matrix) with the binaries' features.
     """
-    parts, linear, _ = linear_stack(estimators, "proba")
+    parts, linear, _ = linear_stack(estimators, "proba") if stacked is None else stacked
     if len(linear) != len(estimators):
         return None
     checker = parts[0][0] or estimators[0]
     return validate_data(checker, X, accept_sparse="csr", reset=False)
 
 
-def predict_log_odds(estimators, X, check_input=True):
+def predict_log_odds(estimators, X, check_input=True, stacked=None):
     """The log-odds ``Z = logit(Q)`` of linear binaries' probabilities, in one product.
 
     Where every binary is scikit-learn's ``LogisticRegression`` (alone or after a
@@ -377,6 +325,9 @@ def predict_log_odds(estimators, X, check_input=True):
         Validate ``X`` against the binaries; False where the caller has
         validated it already (a finite 2-D array or CSR/CSC matrix with their
         features).
+    stacked : LinearStack, default=None
+        ``linear_stack(estimators, "proba")``, as a fitted estimator keeps it;
+        computed here when None.
 
     Returns
     -------
@@ -389,14 +340,14 @@ def predict_log_odds(estimators, X, check_input=True):
         not finite or large enough for the product to overflow (the binaries'
         outputs are then checked one by one by :func:`predict_binaries`).
     """
-    parts, linear, stack = linear_stack(estimators, "proba")
-    if len(linear) != len(estimators):
+    stacked = linear_stack(estimators, "proba") if stacked is None else stacked
+    if len(stacked.linear) != len(estimators):
         return None
-    W, b, center, A, size = stack
+    W, b, center, A, size = stacked.stack
     if issparse(X) and center is not None:
         return None
     if check_input:
-        X = log_odds_input(estimators, X)
+        X = log_odds_input(estimators, X, stacked)
     if issparse(X):
         if not size * abs(X).max() < _SAFE_BOUND:  # False for NaN too
             return None

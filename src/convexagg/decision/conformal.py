@@ -48,7 +48,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn import num_samples
-from ..binary import predict_binaries
 from ._base import DecisionClassifierBase, check_proba, out_of_fold_model
 
 __all__ = ["SCORES", "ConformalClassifier", "class_scores", "conformal_pvalues"]
@@ -356,17 +355,11 @@ class ConformalClassifier(DecisionClassifierBase):
         return np.stack(
             [
                 class_scores(
-                    check_proba(
-                        model.decoder_.predict_proba(
-                            predict_binaries(member, X, model.binary_output_, model.n_jobs)
-                        ),
-                        K,
-                        "the decoder's predict_proba",
-                    ),
+                    check_proba(model.decoder_.predict_proba(Q), K, "the decoder's predict_proba"),
                     self.conformity_score,
                     u,
                 )
-                for member in model.estimators_
+                for Q in model._member_outputs(X)
             ]
         )
 

@@ -186,7 +186,8 @@ def _packed_members(value):
 
 def _unpacked(obj):
     """``obj`` (just loaded) with every :class:`PackedEstimators` attribute of an
-    estimator replaced by the binaries it holds; in place, by an explicit stack."""
+    estimator replaced by the binaries it holds, set by the estimator's
+    ``__setstate__``; in place, by an explicit stack."""
     from sklearn.base import BaseEstimator
 
     stack, seen = [obj], set()
@@ -201,11 +202,10 @@ def _unpacked(obj):
             stack.extend(item.values())
         elif isinstance(item, BaseEstimator):
             state = vars(item)
-            for name, value in state.items():
-                if type(value) is PackedEstimators:
-                    state[name] = value.unpack()
-                else:
-                    stack.append(value)
+            packed = {k: v.unpack() for k, v in state.items() if type(v) is PackedEstimators}
+            stack.extend(value for name, value in state.items() if name not in packed)
+            if packed:  # through the estimator's __setstate__, which derives its state from them
+                item.__setstate__({**item.__getstate__(), **packed})
     return obj
 
 
