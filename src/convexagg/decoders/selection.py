@@ -197,7 +197,9 @@ class PenaltyChoice:
         for j, penalty in enumerate(self.penalties):
             score, proba = 0.0, []
             for f, (train, test) in enumerate(splits):
-                point = PointFrom([self._part(train).with_penalty(penalty)], start=last[f])
+                # the first value's fits chain along the folds: each starts from the fold before's
+                start = last[f] if j > 0 or f == 0 else last[f - 1]
+                point = PointFrom([self._part(train).with_penalty(penalty)], start=start)
                 yield point
                 last[f] = point.solved.result
                 # the held-out log-loss is the unpenalised objective's value on the fold
