@@ -15,7 +15,13 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import scale
 
 from convexagg import ConvexAggregationClassifier, ConvexDecoder
-from convexagg.decoders.selection import PENALTY_CV_FOLDS, PenaltyCandidates, select_penalty
+from convexagg.decoders.fitting import solve_path
+from convexagg.decoders.selection import (
+    PENALTY_CV_FOLDS,
+    PenaltyCandidates,
+    PenaltyChoice,
+    select_penalty,
+)
 from convexagg.estimator import ZERO_ENTRY_PRIORS
 from convexagg.solvers import ProjectedNewton
 
@@ -292,6 +298,33 @@ def test_the_decoder_chooses_then_fits_at_the_choice(zero_chosen):
     # a fit without candidates keeps nothing of the last choice
     dec.fit(Q, y_fit, code)
     assert dec.candidate_scores_ is None and dec.held_out_proba_ is None
+
+
+def test_each_fit_starts_from_the_nearest_solution(zero_chosen):
+    """The first value's fold fits are chained along the folds (each from the fold
+    before's solution, the first from the solver's own start); every later value's from
+    the same fold's fit of the value before."""
+    _, Q, y_fit = zero_chosen
+    code = zero_chosen[0].code_matrix_
+    decoder = ConvexDecoder(entry_weight_shrinkage=0.01, fit_intercept=True)
+    candidates = PenaltyCandidates("zero_entry_penalty", ZERO_VALUES, random_state=0)
+    model = clone(decoder).set_params(zero_entry_penalty=ZERO_VALUES[0])
+    solver = model.solver_config()
+    choice = PenaltyChoice(model, model.aggregation_problem(Q, y_fit, code), candidates, solver)
+    points = []
+
+    def record(points_of_choice):
+        for point in points_of_choice:
+            points.append(point)
+            yield point
+
+    solve_path(record(choice.points()), solver)
+    n = candidates.n_folds
+    assert len(points) == n * len(ZERO_VALUES)
+    assert points[0].start is None
+    for i, point in enumerate(points[1:], start=1):
+        source = points[i - 1] if i < n else points[i - n]
+        assert point.start is source.solved.result
 
 
 def test_the_choice_scores_by_likelihood_and_fits_the_formulation(zero_chosen):

@@ -20,7 +20,8 @@ stored once, each fold takes its rows of them, and every solve (each value on ea
 fold, then the fit at the chosen value) is a point of the fit's one solve loop
 (:func:`~convexagg.decoders.fitting.solve_path`). Within a fold the values are fitted
 in the order given, each fit warm-started from the same fold's fit of the value before
-(:class:`~convexagg.decoders.fitting.PointFrom`). The chosen value's fits also give
+(:class:`~convexagg.decoders.fitting.PointFrom`); the first value's fits are chained along
+the folds, each from the fold before's (the first fold's from the solver's own start). The chosen value's fits also give
 every row's probabilities from weights not fitted on it (the decoder's
 ``held_out_proba_``, the estimator's ``oof_proba_``).
 """
@@ -179,7 +180,8 @@ class PenaltyChoice:
         """Yield each value's fit on each fold, value after value.
 
         Each fold's fit of a value starts from the same fold's fit of the value
-        before (the first value's from the solver's own start); the values are
+        before; the first value's fits from the fold before's (the first fold's from
+        the solver's own start), since the folds share most of their rows; the values are
         scored once all their folds are solved.
 
         Yields
@@ -197,7 +199,6 @@ class PenaltyChoice:
         for j, penalty in enumerate(self.penalties):
             score, proba = 0.0, []
             for f, (train, test) in enumerate(splits):
-                # the first value's fits chain along the folds: each starts from the fold before's
                 start = last[f] if j > 0 or f == 0 else last[f - 1]
                 point = PointFrom([self._part(train).with_penalty(penalty)], start=start)
                 yield point
