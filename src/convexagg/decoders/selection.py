@@ -20,10 +20,10 @@ stored once, each fold takes its rows of them, and every solve (each value on ea
 fold, then the fit at the chosen value) is a point of the fit's one solve loop
 (:func:`~convexagg.decoders.fitting.solve_path`). Within a fold the values are fitted
 in the order given, each fit warm-started from the same fold's fit of the value before
-(:class:`~convexagg.decoders.fitting.PointFrom`); the first value's fits are chained along
-the folds, each from the fold before's (the first fold's from the solver's own start). The chosen value's fits also give
-every row's probabilities from weights not fitted on it (the decoder's
-``held_out_proba_``, the estimator's ``oof_proba_``).
+(:class:`~convexagg.decoders.fitting.PointFrom`); the first value's fits are chained
+along the folds, each from the fold before's (the first fold's from the solver's own
+start). The chosen value's fits also give every row's probabilities from weights not
+fitted on it (the decoder's ``held_out_proba_``, the estimator's ``oof_proba_``).
 """
 
 from __future__ import annotations
