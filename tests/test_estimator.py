@@ -11,10 +11,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_one
-from convexagg.decoders.selection import PenaltyCandidates
-from convexagg.defaults import ZERO_ENTRY_PRIORS
 from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE, default_learner
-from helpers import DECODERS, make_decoder
+from helpers import DECODERS, fit_default_decoder, make_decoder
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
 # the classifier's default aggregation model, as ConvexDecoder parameters
@@ -24,21 +22,6 @@ DEFAULT_MODEL = {
     "alpha": ConvexAggregationClassifier().alpha,
     "fit_intercept": True,
 }
-
-
-def fit_default_decoder(clf, Q, y, **params):
-    """A ``ConvexDecoder`` of DEFAULT_MODEL fitted on ``Q`` as ``clf`` fits its own: the
-    zero entries' strength chosen among the same priors on the same folds, then the fit
-    from the choice's start (the choice is checked against its own loop in
-    test_penalty_selection.py)."""
-    priors = [prior / y.size for prior in ZERO_ENTRY_PRIORS]
-    candidates = PenaltyCandidates(
-        "zero_entry_penalty", priors, clf._fold_seed, stop_when_worse=True
-    )
-    decoder = ConvexDecoder(**DEFAULT_MODEL, **params)
-    decoder.fit(Q, y, clf.code_matrix_, candidates=candidates)
-    assert decoder.zero_entry_penalty == clf.zero_entry_penalty_
-    return decoder
 
 
 def _expected_failures(estimator):
@@ -319,7 +302,7 @@ def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris)
     splits = list(cv.split(X, y))
     members, Q, covered = fold_binaries(default_learner(), X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
-    ref = fit_default_decoder(clf, Q, y)
+    ref = fit_default_decoder(clf, Q, y, DEFAULT_MODEL)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     P = np.mean([ref.predict_proba(predict_binaries(m, X, "proba")) for m in members], axis=0)
     # the estimator decodes the log-odds, the reference their sigmoid: probabilities of
@@ -358,7 +341,7 @@ def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
     np.testing.assert_allclose(Q, predict_binaries(clf.estimators_[0], X[test[order]], "proba"))
     # the default code on iris: 3 one-vs-one columns, then 3 one-vs-rest ones penalised
     ovr_penalty = [0, 0, 0, 0.1, 0.1, 0.1]
-    ref = fit_default_decoder(clf, Q, y_fit, column_penalty=ovr_penalty)
+    ref = fit_default_decoder(clf, Q, y_fit, {**DEFAULT_MODEL, "column_penalty": ovr_penalty})
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(ValueError, match="more than one split"):
         ConvexAggregationClassifier(cv=StratifiedShuffleSplit(3, random_state=0)).fit(X, y)
@@ -392,7 +375,7 @@ def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
     learner = _RefusesItsTrainingRows()  # a LogisticRegression each, fitted cold
     _, Q, covered = fold_binaries(learner, X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
-    ref = fit_default_decoder(clf, Q, y)
+    ref = fit_default_decoder(clf, Q, y, DEFAULT_MODEL)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(AssertionError, match="in-sample"):  # the learner does refuse them
         ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", cv="in_sample").fit(X, y)
