@@ -586,7 +586,7 @@ class _Fold:
             sign = _device(xp, block.sign[keep], U)
             margins = block.X @ _take(xp, U, pos).T
             # t = sign * margin, the loss log(1 + exp(t)) = t + log1p(exp(-t))
-            t = xp.maximum(margins * sign, -_MARGIN_FLOOR)
+            t = xp.clip(margins * sign, min=-_MARGIN_FLOOR)
             e = xp.exp(-t)
             loss = t + xp.log1p(e)
             slope = 1.0 / (1.0 + e)  # sigmoid(t), the loss's derivative in t
@@ -676,7 +676,7 @@ class _Fold:
         ww = second[:, :d] + 2.0 * delta * first[:, :d] + alpha[:, None] * delta**2
         diag_w = C[:, None] * ww * inv**2 + 1.0
         diag_b = C * alpha
-        return xp.concat([diag_w, xp.maximum(diag_b, 1e-300)[:, None]], axis=1)
+        return xp.concat([diag_w, xp.clip(diag_b, min=1e-300)[:, None]], axis=1)
 
 
 # --------------------------------------------------------------------------------------
