@@ -8,7 +8,10 @@ import inspect
 import numpy as np
 
 import convexagg.decoders as decoders_module
+from convexagg import ConvexDecoder
 from convexagg.decoders import BaseDecoder
+from convexagg.decoders.selection import PenaltyCandidates
+from convexagg.defaults import ZERO_ENTRY_PRIORS
 
 
 def decoder_classes():
@@ -90,3 +93,18 @@ def suboptimality_bound(objective, w):
     z = np.maximum(grad, 0.0)
     r = float(np.linalg.norm(grad - z))
     return float(z @ w) + r * r / (2 * objective.penalty.l2)
+
+
+def fit_default_decoder(clf, Q, y, params, sample_weight=None):
+    """A ``ConvexDecoder(**params)`` fitted on ``Q`` as the fitted default ``clf`` fits its
+    own: the zero entries' strength chosen among the same priors (per row, or per unit of
+    ``sample_weight``) on the same folds, then the fit from the choice's start (the choice
+    is checked against its own loop in test_penalty_selection.py)."""
+    rows = y.size if sample_weight is None else float(np.sum(sample_weight))
+    priors = [prior / rows for prior in ZERO_ENTRY_PRIORS]
+    seed = clf._fold_seed
+    candidates = PenaltyCandidates("zero_entry_penalty", priors, seed, stop_when_worse=True)
+    decoder = ConvexDecoder(**params)
+    decoder.fit(Q, y, clf.code_matrix_, sample_weight=sample_weight, candidates=candidates)
+    assert decoder.zero_entry_penalty == clf.zero_entry_penalty_
+    return decoder

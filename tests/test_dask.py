@@ -380,9 +380,10 @@ def test_estimator_predicts_dask_X_blockwise(client, estimator, code, loss):
 
 def test_out_of_core_pipeline_on_the_cluster(client):
     """Binaries on the cluster, their outputs on a Dask X, weights fitted out of core:
-    the same weights as the in-memory estimator."""
+    the same weights as the in-memory estimator (whose fit starts from its zero entries'
+    choice, the out-of-core one from the solver's start: both solved tightly)."""
     X, y = load_iris(return_X_y=True)
-    solver = ProjectedNewton(**FIXED)
+    solver = ProjectedNewton(**FIXED, tol=1e-10)
     with joblib.parallel_config(backend="dask"):
         clf = ConvexAggregationClassifier(code="ovo", alpha=1e-3, solver=solver, cv="in_sample")
         clf.fit(X, y)
@@ -399,8 +400,9 @@ def test_out_of_core_pipeline_on_the_cluster(client):
         zero_entry_penalty=clf.zero_entry_penalty_,
     )
     decoder.fit(Q, da.from_array(y, chunks=50), clf.code_matrix_)
-    np.testing.assert_allclose(decoder.weights_, clf.weights_, rtol=0, atol=1e-8)
-    np.testing.assert_allclose(decoder.entry_weights_, clf.entry_weights_, rtol=0, atol=1e-8)
+    # two starts, one optimum: a projected gradient below 1e-10 leaves weights within 1e-7
+    np.testing.assert_allclose(decoder.weights_, clf.weights_, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(decoder.entry_weights_, clf.entry_weights_, rtol=0, atol=1e-7)
     np.testing.assert_allclose(
-        decoder.zero_entry_weights_, clf.zero_entry_weights_, rtol=0, atol=1e-8
+        decoder.zero_entry_weights_, clf.zero_entry_weights_, rtol=0, atol=1e-7
     )

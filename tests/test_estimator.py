@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from convexagg import CodeMatrixClassifier, ConvexAggregationClassifier, ConvexDecoder
 from convexagg.codes import one_vs_one
 from convexagg.estimator import ENTRY_WEIGHT_SHRINKAGE_RANGE, default_learner
-from helpers import DECODERS, make_decoder
+from helpers import DECODERS, fit_default_decoder, make_decoder
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
 # the classifier's default aggregation model, as ConvexDecoder parameters
@@ -22,12 +22,6 @@ DEFAULT_MODEL = {
     "alpha": ConvexAggregationClassifier().alpha,
     "fit_intercept": True,
 }
-
-
-def default_model(clf):
-    """DEFAULT_MODEL with the zero entries' strength ``clf`` chose ("auto"; the choice is
-    checked against its own loop in test_penalty_selection.py)."""
-    return {**DEFAULT_MODEL, "zero_entry_penalty": clf.zero_entry_penalty_}
 
 
 def _expected_failures(estimator):
@@ -106,7 +100,7 @@ def test_cv_fits_decoder_on_out_of_fold_outputs(iris):
 
     Q = out_of_fold_outputs(default_learner(), X, y, clf.code_matrix_, cv, "proba")
     np.testing.assert_allclose(
-        ConvexDecoder(**default_model(clf)).fit(Q, y, clf.code_matrix_).weights_,
+        ConvexDecoder(**DEFAULT_MODEL).fit(Q, y, clf.code_matrix_).weights_,
         clf.weights_,
         rtol=1e-10,
     )
@@ -308,7 +302,7 @@ def test_ensemble_keeps_the_fold_binaries_and_averages_their_probabilities(iris)
     splits = list(cv.split(X, y))
     members, Q, covered = fold_binaries(default_learner(), X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
-    ref = ConvexDecoder(**default_model(clf)).fit(Q, y, clf.code_matrix_)
+    ref = fit_default_decoder(clf, Q, y, DEFAULT_MODEL)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     P = np.mean([ref.predict_proba(predict_binaries(m, X, "proba")) for m in members], axis=0)
     # the estimator decodes the log-odds, the reference their sigmoid: probabilities of
@@ -341,11 +335,13 @@ def test_a_held_out_part_fits_the_weights_on_it_alone(iris):
     assert len(clf.estimators_) == 1  # one member, trained on the 70 %
     from convexagg.binary import predict_binaries
 
-    Q = predict_binaries(clf.estimators_[0], X[test], "proba")
+    Q, y_fit, _ = clf.training_outputs(X, y)  # the held-out rows, in the order fitted
+    np.testing.assert_array_equal(np.sort(y_fit), np.sort(y[test]))
+    order = np.argsort(test)  # the rows in the order of X
+    np.testing.assert_allclose(Q, predict_binaries(clf.estimators_[0], X[test[order]], "proba"))
     # the default code on iris: 3 one-vs-one columns, then 3 one-vs-rest ones penalised
     ovr_penalty = [0, 0, 0, 0.1, 0.1, 0.1]
-    ref = ConvexDecoder(**default_model(clf), column_penalty=ovr_penalty)
-    ref.fit(Q, y[test], clf.code_matrix_)
+    ref = fit_default_decoder(clf, Q, y_fit, {**DEFAULT_MODEL, "column_penalty": ovr_penalty})
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(ValueError, match="more than one split"):
         ConvexAggregationClassifier(cv=StratifiedShuffleSplit(3, random_state=0)).fit(X, y)
@@ -379,7 +375,7 @@ def test_the_default_fits_the_weights_on_out_of_fold_outputs_only():
     learner = _RefusesItsTrainingRows()  # a LogisticRegression each, fitted cold
     _, Q, covered = fold_binaries(learner, X, y, clf.code_matrix_, splits, "proba")
     assert covered.all()
-    ref = ConvexDecoder(**default_model(clf)).fit(Q, y, clf.code_matrix_)
+    ref = fit_default_decoder(clf, Q, y, DEFAULT_MODEL)
     np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-10)
     with pytest.raises(AssertionError, match="in-sample"):  # the learner does refuse them
         ConvexAggregationClassifier(_RefusesItsTrainingRows(), code="ovo", cv="in_sample").fit(X, y)

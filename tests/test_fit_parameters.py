@@ -27,6 +27,7 @@ from convexagg.estimator import (
     auto_entry_weight_shrinkage,
 )
 from convexagg.solvers import ProjectedNewton
+from helpers import fit_default_decoder
 
 # the decoder of ConvexAggregationClassifier's default model (entry weights)
 DEFAULT_MODEL = {
@@ -430,11 +431,8 @@ def test_prefit_binaries_are_not_asked_for_fit_parameters(iris, routing, Learner
         assert shrinkage < ENTRY_WEIGHT_SHRINKAGE_RANGE[1]
         assert clf.entry_weight_shrinkage_ == shrinkage
         assert round(clf.zero_entry_penalty_ * w.sum(), 9) in ZERO_ENTRY_PRIORS
-        zero = clf.zero_entry_penalty_
-        ref = ConvexDecoder(
-            **{**DEFAULT_MODEL, "entry_weight_shrinkage": shrinkage, "zero_entry_penalty": zero}
-        )
-        ref.fit(Q, y, code, sample_weight=w)
+        model = {**DEFAULT_MODEL, "entry_weight_shrinkage": shrinkage}
+        ref = fit_default_decoder(clf, Q, y, model, sample_weight=w)
         np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)
         clf.fit_decoder(X, y, sample_weight=w)
         np.testing.assert_allclose(clf.weights_, ref.weights_, rtol=1e-12)

@@ -426,18 +426,12 @@ def _embed(xp, values, where, n):
 
 def _sum_by_owner(xp, values, owner, n):
     """``out[b] = sum of values[i] with owner[i] == b`` (rows; ``owner`` a NumPy array),
-    by a ``take`` per group of owners with the same number of rows."""
-    order = np.argsort(owner, kind="stable")
-    counts = np.bincount(owner, minlength=n)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    parts, owners = [], []
-    for count in np.unique(counts[counts > 0]):
-        ids = np.flatnonzero(counts == count)
-        index = order[starts[ids][:, None] + np.arange(count)].ravel()
-        part = xp.reshape(_take(xp, values, index), (ids.size, int(count), *values.shape[1:]))
-        parts.append(xp.sum(part, axis=1))
-        owners.append(ids)
-    return _embed(xp, xp.concat(parts, axis=0), np.concatenate(owners), n)
+    as one product with the owners' indicator matrix: a few rows per owner, far fewer
+    than the data's rows, so the product is small and one call replaces a loop of
+    gathers (BENCHMARKS.md, "The logistic-regression binaries trained together")."""
+    indicator = np.zeros((n, owner.size))
+    indicator[owner, np.arange(owner.size)] = 1.0
+    return xp.asarray(indicator, dtype=values.dtype, device=values.device) @ values
 
 
 # --------------------------------------------------------------------------------------
@@ -592,7 +586,7 @@ class _Fold:
             sign = _device(xp, block.sign[keep], U)
             margins = block.X @ _take(xp, U, pos).T
             # t = sign * margin, the loss log(1 + exp(t)) = t + log1p(exp(-t))
-            t = xp.maximum(margins * sign, -_MARGIN_FLOOR)
+            t = xp.clip(margins * sign, min=-_MARGIN_FLOOR)
             e = xp.exp(-t)
             loss = t + xp.log1p(e)
             slope = 1.0 / (1.0 + e)  # sigmoid(t), the loss's derivative in t
@@ -682,7 +676,7 @@ class _Fold:
         ww = second[:, :d] + 2.0 * delta * first[:, :d] + alpha[:, None] * delta**2
         diag_w = C[:, None] * ww * inv**2 + 1.0
         diag_b = C * alpha
-        return xp.concat([diag_w, xp.maximum(diag_b, 1e-300)[:, None]], axis=1)
+        return xp.concat([diag_w, xp.clip(diag_b, min=1e-300)[:, None]], axis=1)
 
 
 # --------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from ..validation import check_fitted_columns
 from .array_api import decision_on_device, likelihood_on_device, softmax_on_device
 from .base import BaseDecoder
 from .distributed import likelihood_on_dask
-from .fitting import aggregation_problem, solve_path
+from .fitting import PointFrom, aggregation_problem, solve_path
 from .formulations import BY_NAME, SOLVER_CONSTRAINT, solver_for
 from .selection import PenaltyCandidates, PenaltyChoice
 
@@ -139,7 +139,8 @@ class ConvexDecoder(BaseDecoder):
     warm_start : bool, default=False
         Start from the previous fit's solution when refitting with the same
         code and intercept setting (e.g. along a path of ``alpha``), by the
-        solver's warm-start policy, instead of its ``init``.
+        solver's warm-start policy, instead of its ``init``. With ``candidates`` in
+        ``fit``, the fit at the chosen value starts from the choice's own fits instead.
     verbose : int, default=0
         Progress messages, at scikit-learn's levels: 0 is silent; 1 prints
         one line when the weights are fitted (solver iterations, final
@@ -671,16 +672,22 @@ class ConvexDecoder(BaseDecoder):
         def points():
             yield from choice.points()
             chosen = choice.penalties[choice.best]
-            yield from formulation.objectives(
+            for stages in formulation.objectives(
                 problem, [chosen], config, tau=tau, likelihood=choice.likelihood
-            )
+            ):
+                stages = list(stages)
+                # the choice fitted the likelihood's variables: a start for a formulation
+                # with the same ones
+                same = stages[0].n_variables == choice.start.w.size
+                yield PointFrom(stages, start=choice.start) if same else stages
 
         return self._fit_stages(points(), problem.code, problem.output, config, choice)
 
     def _fit_stages(self, points, code, output, config, choice=None):
         """The solve loop (:func:`~convexagg.decoders.fitting.solve_path`): the points of
         ``choice`` (each from its own start) when given, then the fit's point, from the
-        previous fit's solution (``warm_start``) or the solver's own start."""
+        choice's start, else the previous fit's solution (``warm_start``) or the
+        solver's own start."""
         *_, point = solve_path(
             points,
             config,

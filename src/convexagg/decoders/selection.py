@@ -20,9 +20,11 @@ stored once, each fold takes its rows of them, and every solve (each value on ea
 fold, then the fit at the chosen value) is a point of the fit's one solve loop
 (:func:`~convexagg.decoders.fitting.solve_path`). Within a fold the values are fitted
 in the order given, each fit warm-started from the same fold's fit of the value before
-(:class:`~convexagg.decoders.fitting.PointFrom`). The chosen value's fits also give
-every row's probabilities from weights not fitted on it (the decoder's
-``held_out_proba_``, the estimator's ``oof_proba_``).
+(:class:`~convexagg.decoders.fitting.PointFrom`); the first value's fits are chained
+along the folds, each from the fold before's (the first fold's from the solver's own
+start). The chosen value's fits also give every row's probabilities from weights not
+fitted on it (the decoder's ``held_out_proba_``, the estimator's ``oof_proba_``), and the
+fit at the chosen value starts from the mean of its fits on the folds.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from sklearn.base import clone
 from .._array_api import on_host
 from .._folds import shuffled_splits
 from ..aggregation import Penalty
+from ..solvers import SolverResult
 from .fitting import PointFrom, solve_path
 
 __all__ = [
@@ -149,6 +152,9 @@ class PenaltyChoice:
     held_out_proba : ndarray of shape (n_samples, n_classes)
         Each row's class probabilities under the chosen value, from the weights
         fitted on the other folds.
+    start : SolverResult
+        The mean of the chosen value's fits on the folds: where the fit at the chosen
+        value on every row starts.
     """
 
     def __init__(self, decoder, problem, candidates, solver):
@@ -163,6 +169,7 @@ class PenaltyChoice:
         self._dtype = solver.storage_dtype(problem.n_losses)
         self.likelihood = problem.likelihood(self.penalties[0], self._dtype)
         self.best = None
+        self.start = None
         self.scores = np.full(len(candidates.values), np.nan)
         self.held_out_proba = None
 
@@ -179,7 +186,8 @@ class PenaltyChoice:
         """Yield each value's fit on each fold, value after value.
 
         Each fold's fit of a value starts from the same fold's fit of the value
-        before (the first value's from the solver's own start); the values are
+        before; the first value's fits from the fold before's (the first fold's from
+        the solver's own start), since the folds share most of their rows; the values are
         scored once all their folds are solved.
 
         Yields
@@ -197,7 +205,8 @@ class PenaltyChoice:
         for j, penalty in enumerate(self.penalties):
             score, proba = 0.0, []
             for f, (train, test) in enumerate(splits):
-                point = PointFrom([self._part(train).with_penalty(penalty)], start=last[f])
+                start = last[f] if j > 0 or f == 0 else last[f - 1]
+                point = PointFrom([self._part(train).with_penalty(penalty)], start=start)
                 yield point
                 last[f] = point.solved.result
                 # the held-out log-loss is the unpenalised objective's value on the fold
@@ -212,7 +221,7 @@ class PenaltyChoice:
                     )
             self.scores[j] = score / sum(sizes)
             if not np.isnan(self.scores[j]) and int(np.nanargmin(self.scores)) == j:
-                best_proba = proba
+                best_proba, best_fits = proba, list(last)
             if candidates.stop_when_worse and j > 0 and self.scores[j] > self.scores[j - 1]:
                 break
         self.best = int(np.nanargmin(self.scores))
@@ -222,6 +231,9 @@ class PenaltyChoice:
                 f"{len(splits)}-fold cross-validation; held-out log-loss of each value "
                 f"{self.scores}"
             )
+        # the mean of feasible points is feasible: the weights' bounds are convex
+        mean = np.mean([on_host(fit.w) for fit in best_fits], axis=0)
+        self.start = SolverResult(w=mean, z=None, n_iter=0, converged=True)
         self.held_out_proba = np.empty((problem.n_samples, problem.code.shape[0]))
         for (_, test), P in zip(splits, best_proba):
             self.held_out_proba[test] = on_host(P)
