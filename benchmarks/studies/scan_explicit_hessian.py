@@ -2,7 +2,8 @@
 number of features. Backs BENCHMARKS.md, "The logistic-regression binaries trained together".
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python \
-        benchmarks/studies/scan_explicit_hessian.py [--data-dir DIR] [--repeat 5] [--out FILE]
+        benchmarks/studies/scan_explicit_hessian.py [--data-dir DIR] [--repeat 3] \
+        [--out benchmarks/results/explicit_hessian.json]
 
 The default learner's fold binaries (``StandardScaler`` + ``LogisticRegression``, the
 one-vs-one-and-rest code, 5 shuffled stratified folds), ``fold_binaries`` as the classifier
