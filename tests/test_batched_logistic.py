@@ -303,8 +303,9 @@ def test_other_inputs_keep_the_per_binary_path(data):
     assert batched_columns(scaled, X, [{"standardscaler__copy": True}] * M) is None
     with per_binary_path():
         assert batched_columns(lr, X, [{}] * M) is None
-    wide = np.random.default_rng(0).normal(size=(batched.ROWS_PER_FEATURE * 60, 59))
-    assert batched_columns(lr, wide, [{}] * M) is not None  # 60 features with the intercept
+    p = batched.EXPLICIT_HESSIAN_FEATURES + 20  # conjugate gradients' width, intercept included
+    wide = np.random.default_rng(0).normal(size=(batched.ROWS_PER_FEATURE * p, p - 1))
+    assert batched_columns(lr, wide, [{}] * M) is not None
     assert batched_columns(lr, wide[:-1], [{}] * M) is None  # fewer rows per feature
     pd = pytest.importorskip("pandas")
     assert batched_columns(lr, pd.DataFrame(X), [{}] * M) is None
