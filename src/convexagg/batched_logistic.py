@@ -447,6 +447,30 @@ class _Block(NamedTuple):
     sign: np.ndarray  # per binary: +1 for the negative side, -1 for the positive side
 
 
+def _outer_products(xp, X1, pairs):
+    """The rows' outer products, their upper triangles flattened: ``(rows, p(p+1)/2)``."""
+    iu, ju = pairs
+    return _take(xp, X1, iu, axis=1) * _take(xp, X1, ju, axis=1)
+
+
+class _Rows:
+    """What every fold takes its rows from: all rows centred on their mean, with a last
+    column of ones, and their outer products (for exact Hessians, when they fit in
+    :data:`_OUTER_BYTES`), computed once for all folds."""
+
+    def __init__(self, xp, X, explicit):
+        if xp is np:
+            X = X.astype(np.float64, copy=False)
+        self.center = xp.mean(X, axis=0)
+        self.centred = X - self.center
+        ones = xp.ones((X.shape[0], 1), dtype=X.dtype, device=self.centred.device)
+        self.with_ones = xp.concat([self.centred, ones], axis=1)
+        p = X.shape[1] + 1
+        self.pairs = np.triu_indices(p) if explicit else None
+        cached = explicit and X.shape[0] * (p * (p + 1) // 2) * 8 <= _OUTER_BYTES
+        self.outer = _outer_products(xp, self.with_ones, self.pairs) if cached else None
+
+
 class _Fold:
     """The binaries of one fold: their rows grouped by class into blocks, and what maps
     each binary's coefficients (those of its model, after its scaler) to the centred
@@ -454,37 +478,30 @@ class _Fold:
 
     The unknowns of binary ``b`` are ``theta = (w, intercept)`` of its
     ``LogisticRegression``; its margins are ``X1 @ T_b.T @ theta`` with ``X1 = (x - c,
-    1)`` (``c`` the fold's mean row) and ``T_b.T @ theta = (w / s, intercept + (c - m)
-    @ (w / s))``, ``m`` and ``s`` the mean and scale its scaler applies (0 and 1 where
-    it does not)."""
+    1)`` (``c`` the mean of all the folds' rows, :class:`_Rows`) and ``T_b.T @ theta =
+    (w / s, intercept + (c - m) @ (w / s))``, ``m`` and ``s`` the mean and scale its
+    scaler applies (0 and 1 where it does not)."""
 
-    def __init__(self, xp, X, y, rows, code, columns, batch, explicit):
-        if xp is np:
-            Xf = X[rows].astype(np.float64, copy=False)
-        else:
-            Xf = _take(xp, X, rows)
-        self.like = Xf  # the device of every array made here
+    def __init__(self, xp, rows_of, y, rows, code, columns, batch):
+        self.like = rows_of.centred  # the device of every array made here
         yf = y[rows]
-        center = xp.mean(Xf, axis=0)
-        self.center = _host(xp, center)
+        self.center = _host(xp, rows_of.center)
         n_classes, B = code.shape
-        d = X.shape[1]
+        d = rows_of.centred.shape[1]
         self.d, self.p, self.B, self.xp = d, d + 1, B, xp
         model_w = None if batch.model_weight is None else batch.model_weight[rows]
         scaler_w = None if batch.scaler_weight is None else batch.scaler_weight[rows]
         uses = code != 0  # (classes, binaries)
         order = np.argsort(yf, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(np.bincount(yf, minlength=n_classes))])
-        q = self.p * (self.p + 1) // 2
-        cache = explicit and yf.size * q * 8 <= _OUTER_BYTES
-        self.pairs = np.triu_indices(self.p) if explicit else None
+        self.pairs = rows_of.pairs
         self.blocks = []
         class_sums = np.zeros((n_classes, 3, d))  # weight, mean, M2 of the scaler's rows
         for k in range(n_classes):
             members = order[bounds[k] : bounds[k + 1]]
             if members.size == 0:
                 continue
-            Xk = _take(xp, Xf, members) - center
+            Xk = _take(xp, rows_of.centred, rows[members])
             wk = None if scaler_w is None else scaler_w[members]
             total = float(members.size if wk is None else wk.sum())
             if total > 0:
@@ -501,10 +518,9 @@ class _Fold:
             step = max(1, _BLOCK_ELEMENTS // binaries.size)
             for start in range(0, members.size, step):
                 stop = min(start + step, members.size)
-                part = Xk[start:stop, ...]
-                ones = xp.ones((part.shape[0], 1), dtype=part.dtype, device=part.device)
-                Xb = xp.concat([part, ones], axis=1)
-                outer = self._outer(Xb) if cache else None
+                chunk = rows[members[start:stop]]
+                Xb = _take(xp, rows_of.with_ones, chunk)
+                outer = None if rows_of.outer is None else _take(xp, rows_of.outer, chunk)
                 wb = None if model_w is None else self.device(model_w[members[start:stop]])
                 self.blocks.append(_Block(Xb, outer, wb, binaries, sign))
         self._scalers(uses, class_sums, columns, scaler_w is not None)
@@ -514,9 +530,7 @@ class _Fold:
         return _device(self.xp, a, self.like)
 
     def _outer(self, Xb):
-        xp = self.xp
-        iu, ju = self.pairs
-        return _take(xp, Xb, iu, axis=1) * _take(xp, Xb, ju, axis=1)
+        return _outer_products(self.xp, Xb, self.pairs)
 
     def _scalers(self, uses, class_sums, columns, weighted):
         """Every binary's scaler (what ``StandardScaler.fit`` on its rows computes) and
@@ -937,6 +951,7 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
     n_classes, M = code.shape
     d = X.shape[1]
     explicit = d + 1 <= EXPLICIT_HESSIAN_FEATURES
+    rows_of = _Rows(xp, X, explicit)
     previous = [None] * M if starts is None else [_start_of(est, d) for est in starts]
     templates = {}  # one clone per learner, copied for each of its binaries
     parts = []
@@ -952,7 +967,7 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
         binaries = [None] * M
         if columns.size:
             chosen = [batch.columns[c] for c in columns]
-            fold = _Fold(xp, X, y, train, code[:, columns], chosen, batch, explicit)
+            fold = _Fold(xp, rows_of, y, train, code[:, columns], chosen, batch)
             theta = np.zeros((columns.size, d + 1))
             for i, c in enumerate(columns):
                 if previous[c] is not None:
