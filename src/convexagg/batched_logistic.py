@@ -552,7 +552,7 @@ class _Fold:
         self.scaler_weighted = weighted
         # the constant features' scale is 1, as StandardScaler decides it: its bound on
         # the rounding of a variance, taken with the larger of the rows' mean and their
-        # mean about the fold's centre (the values summed here), so that a feature
+        # mean about self.center (the values summed here), so that a feature
         # constant on a binary's rows is constant whatever the other classes' values
         eps = np.finfo(np.float64).eps
         size = np.maximum(np.abs(self.scaler_mean), np.abs(mu))
