@@ -177,6 +177,33 @@ def test_the_binaries_are_the_objects_scikit_learns_fit_leaves(data):
             np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-8)
 
 
+def test_features_constant_on_a_binarys_rows_are_scaled_as_scikit_learn_does(data):
+    """A feature constant on both classes of a column and varying on the others (zero
+    or another value, as pixels are), with and without weights: each binary's scaler
+    takes it for constant, with the scale 1 that ``StandardScaler`` fitted on the
+    binary's rows gives it, and the binary predicts every row as scikit-learn's."""
+    X, y, weights = data
+    X = X.copy()
+    X[y < 2, 0] = 0.0
+    X[(y == 1) | (y == 2), 2] = 0.3
+    code = CODES["ovo+ovr"]
+    for weight in (None, weights):
+        learner = _scaled()
+        estimators = fit_binaries(learner, X, y, code, fit_params=_weight_params(learner, weight))
+        for l, est in enumerate(estimators):
+            rows = np.flatnonzero(code[y, l] != 0)
+            target = (code[y[rows], l] == 1).astype(np.int64)
+            w = None if weight is None else weight[rows]
+            ref = _reference(learner, X[rows], target, w)
+            mine, theirs = _parts(est)[0], _parts(ref)[0]
+            np.testing.assert_array_equal(mine.scale_ == 1.0, theirs.scale_ == 1.0)
+            np.testing.assert_allclose(mine.scale_, theirs.scale_, rtol=1e-11)
+            np.testing.assert_allclose(mine.mean_, theirs.mean_, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(mine.var_, theirs.var_, rtol=1e-11, atol=1e-24)
+            np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+        assert any((_parts(est)[0].scale_ == 1.0).any() for est in estimators)
+
+
 def test_repeated_rows_are_integer_weights(data):
     X, y, weights = data
     code = CODES["ovo+ovr"]

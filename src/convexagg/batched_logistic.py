@@ -550,9 +550,13 @@ class _Fold:
         self.scaler_var = var
         self.scaler_n = W
         self.scaler_weighted = weighted
-        # the constant features' scale is 1, as StandardScaler decides it
+        # the constant features' scale is 1, as StandardScaler decides it: its bound on
+        # the rounding of a variance, taken with the larger of the rows' mean and their
+        # mean about self.center (the values summed here), so that a feature
+        # constant on a binary's rows is constant whatever the other classes' values
         eps = np.finfo(np.float64).eps
-        constant = var <= W[:, None] * eps * var + (W[:, None] * self.scaler_mean * eps) ** 2
+        size = np.maximum(np.abs(self.scaler_mean), np.abs(mu))
+        constant = var <= W[:, None] * eps * var + (W[:, None] * size * eps) ** 2
         self.scaler_scale = np.where(constant, 1.0, np.sqrt(var))
         with_mean = np.array([c.with_mean for c in columns], dtype=bool)
         with_std = np.array([c.with_std for c in columns], dtype=bool)
