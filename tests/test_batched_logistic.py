@@ -271,6 +271,46 @@ def test_one_sided_and_unconverged_binaries_take_the_learners_own_fit(data):
         np.testing.assert_array_equal(est.coef_, ref.coef_)
 
 
+def test_a_singular_hessian_hands_its_binary_to_the_learners_own_fit(data):
+    """A Newton system ``linalg.solve`` cannot factorise (here: every system of column 2)
+    ends that binary's batched iteration; scikit-learn's fit takes it, the others stay
+    batched and unchanged."""
+    X, y, _ = data
+    code = CODES["ovo"]
+    learner = _lr()
+    reference = fit_binaries(learner, X, y, code)
+    solve = np.linalg.solve
+    poisoned = []
+
+    def singular_for_column_2(H, b):
+        if H.ndim == 3:  # the batch: fails when it holds column 2's system
+            if any(np.array_equal(h, p) for h in H for p in poisoned):
+                raise np.linalg.LinAlgError("Singular matrix")
+            return solve(H, b)
+        if any(np.array_equal(H, p) for p in poisoned):
+            raise np.linalg.LinAlgError("Singular matrix")
+        return solve(H, b)
+
+    hessians = batched._Fold.hessians
+
+    def record(fold, packed, act, theta):
+        H = hessians(fold, packed, act, theta)
+        poisoned.extend(H[i] for i in np.flatnonzero(act == 2))
+        return H
+
+    with (
+        mock.patch.object(batched._Fold, "hessians", record),
+        mock.patch.object(np.linalg, "solve", singular_for_column_2),
+    ):
+        estimators = fit_binaries(learner, X, y, code)
+    with per_binary_path():
+        own = fit_binaries(learner, X, y, code)
+    np.testing.assert_array_equal(estimators[2].coef_, own[2].coef_)  # scikit-learn's fit
+    assert estimators[2].n_iter_[0] == own[2].n_iter_[0]
+    for est, ref in zip(estimators[:2], reference[:2]):  # still batched, as without the failure
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+
+
 @pytest.mark.parametrize(
     "learner",
     [

@@ -35,8 +35,9 @@ the scaler's ``mean_``, ``var_``, ``scale_``, ``n_samples_seen_``, ``n_features_
 
 Which settings qualify is decided in one place, :func:`batched_columns`; everything
 else, and within a batch any binary whose rows have one side, whose weights leave a
-side empty, or whose Newton iteration does not converge within its learner's
-``max_iter``, is trained by scikit-learn's own ``fit`` (the ``fallback`` of
+side empty, whose Newton system is singular in floating point, or whose Newton
+iteration does not converge within its learner's ``max_iter``, is trained by
+scikit-learn's own ``fit`` (the ``fallback`` of
 :func:`fit_logistic_binaries`). :func:`per_binary_path` turns the batch off.
 
 The computation is written on the array API standard (``xp``: ``matmul``, ``take``,
@@ -747,11 +748,32 @@ def _pcg(fold, kept, diagonal, g, act, tolerance):
     return s
 
 
+def _is_singular(error):
+    """Whether ``error`` is a namespace's ``LinAlgError`` (NumPy's, PyTorch's): a matrix
+    its ``linalg.solve`` could not factorise."""
+    return type(error).__name__ == "LinAlgError" or isinstance(error, np.linalg.LinAlgError)
+
+
 def _newton_step(fold, theta, g, terms, act, explicit):
     xp = fold.xp
     if explicit:
         H = fold.hessians(terms, act, theta)
-        return -xp.linalg.solve(H, g[:, :, None])[:, :, 0]
+        try:
+            return -xp.linalg.solve(H, g[:, :, None])[:, :, 0]
+        except Exception as error:
+            if not _is_singular(error):
+                raise
+        # a Hessian singular in floating point: the others' steps, and a NaN step for it,
+        # which ends its Newton iteration unconverged (its learner's own fit takes over)
+        steps = []
+        for b in range(H.shape[0]):
+            try:
+                steps.append(-xp.linalg.solve(H[b, ...], g[b, :, None])[:, 0])
+            except Exception as error:
+                if not _is_singular(error):
+                    raise
+                steps.append(xp.full_like(g[b, :], float("nan")))
+        return xp.stack(steps, axis=0)
     kept, diagonal_terms = terms
     diagonal = fold.jacobi(diagonal_terms, act, theta)
     return _pcg(fold, kept, diagonal, g, act, _CG_TOLERANCE)
