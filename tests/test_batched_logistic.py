@@ -374,8 +374,9 @@ def test_other_inputs_keep_the_per_binary_path(data):
     wide = np.random.default_rng(0).normal(size=(batched.ROWS_PER_FEATURE * p, p - 1))
     assert batched_columns(lr, wide, [{}] * M) is not None
     assert batched_columns(lr, wide[:-1], [{}] * M) is None  # fewer rows per feature
-    pd = pytest.importorskip("pandas")
-    assert batched_columns(lr, pd.DataFrame(X), [{}] * M) is None
+    pd = pytest.importorskip("pandas")  # tables as the learners convert them
+    np.testing.assert_array_equal(batched_columns(lr, pd.DataFrame(X), [{}] * M).X, X)
+    assert batched_columns(lr, pd.DataFrame(X, dtype=np.float32), [{}] * M) is None
 
 
 def test_the_estimator_predicts_as_with_the_per_binary_path(data):

@@ -7,8 +7,10 @@ decorator scikit-learn's own estimators use); ``routing_enabled`` says whether
 metadata routing is on; ``num_samples`` and ``check_method_params`` read the
 length of an input and slice fit parameters by rows as scikit-learn's
 cross-validation does; ``safe_indexing`` takes rows of a table or list as scikit-learn's
-meta-estimators do; ``validate_style_kwargs`` merges a display's style
-keywords as scikit-learn's displays do. ``parse_sklearn_classifier`` is skl2onnx's
+meta-estimators do; ``feature_names`` reads the column names a fit stores as
+``feature_names_in_`` (None for containers without string names);
+``validate_style_kwargs`` merges a display's style keywords as scikit-learn's
+displays do. ``parse_sklearn_classifier`` is skl2onnx's
 parser of a classifier's outputs (label, probabilities, ZipMap), imported on use
 (skl2onnx is optional).
 """
@@ -18,10 +20,12 @@ from sklearn.utils import _safe_indexing as safe_indexing
 from sklearn.utils._plotting import _validate_style_kwargs as validate_style_kwargs
 from sklearn.utils.metadata_routing import _routing_enabled as routing_enabled
 from sklearn.utils.validation import _check_method_params as check_method_params
+from sklearn.utils.validation import _get_feature_names as feature_names
 from sklearn.utils.validation import _num_samples as num_samples
 
 __all__ = [
     "check_method_params",
+    "feature_names",
     "fit_context",
     "num_samples",
     "parse_sklearn_classifier",

@@ -31,7 +31,11 @@ once, fold after fold, by Newton's method:
 The fitted binaries are the objects ``LogisticRegression.fit`` (``Pipeline.fit``) would
 leave: clones of the learner with the attributes those fits set (``coef_``,
 ``intercept_``, ``classes_``, ``n_features_in_``, ``n_iter_``, the Newton iterations;
-the scaler's ``mean_``, ``var_``, ``scale_``, ``n_samples_seen_``, ``n_features_in_``).
+the scaler's ``mean_``, ``var_``, ``scale_``, ``n_samples_seen_``, ``n_features_in_``;
+and, where ``X`` is a table with string column names, ``feature_names_in_`` on the step
+that sees the table: the scaler, or the model alone). ``X`` is read as those fits
+convert it (scikit-learn's ``check_array``): a numeric pandas or polars DataFrame, a
+list of rows or a CPU tensor is trained as the float64 array their fits would see.
 
 Which settings qualify is decided in one place, :func:`batched_columns`; everything
 else, and within a batch any binary whose rows have one side, whose weights leave a
@@ -68,9 +72,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.metadata_routing import process_routing
+from sklearn.utils.validation import FLOAT_DTYPES, check_array
 
 from ._array_api import array_namespace, on_host
-from ._sklearn import routing_enabled
+from ._sklearn import feature_names, routing_enabled
 
 __all__ = [
     "EXPLICIT_HESSIAN_FEATURES",
@@ -89,6 +94,9 @@ EXPLICIT_HESSIAN_FEATURES = 65
 ROWS_PER_FEATURE = 20
 # the solvers whose fit reaches the optimum of the L2-penalised objective
 _SOLVERS = ("lbfgs", "newton-cg", "newton-cholesky")
+# the dtypes LogisticRegression.fit converts X to, the first kept (StandardScaler's fit:
+# scikit-learn's FLOAT_DTYPES)
+_LOGISTIC_DTYPES = (np.float64, np.float32)
 # a binary has converged when Newton's decrement lambda^2 / 2 is below this fraction
 # of its objective (the objective's gap is about lambda^2 / 2 before the last step)
 _DECREMENT = 1e-10
@@ -148,14 +156,19 @@ class Batch(NamedTuple):
     scaler_weight : ndarray of shape (n_samples,) or None
         ``sample_weight`` of the ``StandardScaler`` fits.
     X : array of shape (n_samples, n_features)
-        The samples as the batch reads them: a list of rows, or a sparse matrix, as a
-        dense NumPy array.
+        The samples as the batch reads them: a float64 NumPy array (as the learners'
+        fits convert a list of rows, a table, a sparse matrix or a CPU tensor), or a
+        float64 array of another namespace under ``array_api_dispatch``.
+    feature_names : ndarray of str or None
+        The column names the first step of every binary stores as
+        ``feature_names_in_`` (None: ``X`` has none).
     """
 
     columns: list
     model_weight: np.ndarray | None
     scaler_weight: np.ndarray | None
     X: object  # the samples as the batch reads them (dense)
+    feature_names: np.ndarray | None = None
 
 
 def _real(value, low=0.0):
@@ -285,14 +298,6 @@ def batched_columns(learners, X, fit_params):
 
     The rules, every one needed:
 
-    * ``X`` is a 2-D NumPy array (or a list of rows, or a sparse matrix with fewer than
-      :data:`EXPLICIT_HESSIAN_FEATURES` features and scalers that scale without
-      centring) of float64, integers or booleans (what ``LogisticRegression`` fits in
-      float64), finite, with at least one feature, and
-      with at most :data:`EXPLICIT_HESSIAN_FEATURES` - 1 features or at least
-      :data:`ROWS_PER_FEATURE` rows per feature (the intercept counted); or, under
-      ``array_api_dispatch``, a float64 array of another namespace (its scalers
-      centring or scaling: scikit-learn fits no other there);
     * every column's learner is ``LogisticRegression`` (the class itself), or a plain
       ``Pipeline`` (no ``memory``, ``verbose`` or ``transform_input``) of a
       ``StandardScaler`` (any ``with_mean``/``with_std``, no pandas output) and such
@@ -301,6 +306,18 @@ def batched_columns(learners, X, fit_params):
       at its default), a finite ``C > 0``, ``dual=False``, ``class_weight=None``, a
       solver among ``lbfgs``, ``newton-cg``, ``newton-cholesky`` (all reach the same
       optimum), ``verbose=0`` and ``n_jobs=None`` (the last two print or warn);
+    * ``X`` is what the learners fit as a float64 array (:func:`_host_samples`): its
+      values are numbers (scikit-learn's ``check_array`` reads no object array from it:
+      no strings, categories or other objects), and the step that first sees it (the
+      ``StandardScaler``, or the ``LogisticRegression`` alone) converts it to float64 --
+      a NumPy array of float64, integers or booleans, a list of rows, a numeric pandas
+      or polars DataFrame, a CPU tensor without ``array_api_dispatch``, or a sparse
+      matrix with fewer than :data:`EXPLICIT_HESSIAN_FEATURES` features and scalers
+      that scale without centring; finite, with at least one feature, and with at most
+      :data:`EXPLICIT_HESSIAN_FEATURES` - 1 features or at least
+      :data:`ROWS_PER_FEATURE` rows per feature (the intercept counted); or, under
+      ``array_api_dispatch``, a float64 array of another namespace (its scalers
+      centring or scaling: scikit-learn fits no other there);
     * the fit parameters are at most ``sample_weight`` for the model and, in a
       pipeline, for the scaler (routed by metadata routing, or ``step__sample_weight``
       without it), the same weights in every column, finite and non-negative;
@@ -322,28 +339,6 @@ def batched_columns(learners, X, fit_params):
     """
     if _forced.get() or get_config()["transform_output"] != "default":
         return None
-    namespace = array_namespace(X)
-    if namespace is None and isinstance(X, (list, tuple)):
-        try:
-            X = np.asarray(X)
-        except (TypeError, ValueError):  # ragged rows: the learners' fits say so
-            return None
-    if issparse(X):
-        X = _dense(X, learners)
-        if X is None:
-            return None
-    if namespace is not None:
-        if not _on_device(learners, X, namespace):
-            return None
-    elif type(X) is not np.ndarray or X.dtype.kind not in "fiub":
-        return None
-    elif X.dtype.kind == "f" and X.dtype != np.float64:
-        return None
-    if len(X.shape) != 2 or X.shape[1] == 0 or X.shape[0] == 0:
-        return None
-    p = X.shape[1] + 1
-    if p > EXPLICIT_HESSIAN_FEATURES and X.shape[0] < ROWS_PER_FEATURE * p:
-        return None
     columns, weights, seen = [], None, {}
     for learner, params in zip(learners, fit_params):
         key = id(learner), id(params)  # the columns share a learner and its parameters
@@ -360,6 +355,26 @@ def batched_columns(learners, X, fit_params):
         columns.append(column)
     if not columns:
         return None
+    namespace = array_namespace(X)
+    names = None
+    if namespace is not None:
+        if not _on_device(learners, X, namespace):
+            return None
+    else:
+        try:
+            names = feature_names(X)  # what the first step's fit stores
+        except TypeError:  # mixed column name types: the learners' fits say so
+            return None
+        # the first step's conversion: the scaler's, or the model's when it is alone
+        dtypes = FLOAT_DTYPES if any(c.scaler for c in columns) else _LOGISTIC_DTYPES
+        X = _host_samples(_dense(X, learners) if issparse(X) else X, dtypes)
+        if X is None:
+            return None
+    if len(X.shape) != 2 or X.shape[1] == 0 or X.shape[0] == 0:
+        return None
+    p = X.shape[1] + 1
+    if p > EXPLICIT_HESSIAN_FEATURES and X.shape[0] < ROWS_PER_FEATURE * p:
+        return None
     model_weight = _weight_array(weights[0], X.shape[0])
     scaler_weight = _weight_array(weights[1], X.shape[0])
     if model_weight is False or scaler_weight is False:
@@ -367,10 +382,34 @@ def batched_columns(learners, X, fit_params):
     if namespace is not None:
         finite = bool(_host(namespace.xp, namespace.xp.all(namespace.xp.isfinite(X))))
     else:
-        finite = X.dtype.kind != "f" or bool(np.all(np.isfinite(X)))
+        finite = bool(np.all(np.isfinite(X)))
     if not finite:
         return None  # the learner's own fit names the problem
-    return Batch(columns, model_weight, scaler_weight, X)
+    return Batch(columns, model_weight, scaler_weight, X, names)
+
+
+def _host_samples(X, dtypes):
+    """``X`` as the learners' first step converts it (scikit-learn's ``check_array``
+    with that step's ``dtypes``) when that is a float64 array of numbers, else None.
+
+    Its values must be numbers: ``check_array`` keeping ``X``'s own dtype reads no
+    object array from it (a string, categorical or object column, which the learners
+    convert one value at a time or refuse, keeps their own fits). The conversion is
+    the learners' own, so that a table, a list or a CPU tensor gives the batch the
+    array their fits would see: a float32 table stays float32 in scikit-learn's
+    conversion (and its fit), and is not taken."""
+    if X is None:
+        return None
+    try:
+        own = check_array(X, dtype=None, ensure_all_finite=False)
+        if own.dtype.kind not in "fiub":
+            return None
+        if own.dtype == np.float64:  # the first of the steps' dtypes: kept by them
+            return own
+        X = check_array(X, dtype=dtypes, ensure_all_finite=False)
+    except Exception:  # what the learners' fits would raise, raised by them
+        return None
+    return X if X.dtype == np.float64 else None
 
 
 def _dense(X, learners):
@@ -896,10 +935,12 @@ def _unfitted_copy(template):
     return est
 
 
-def _fitted(estimator, theta, iterations, fold, i, n_rows, namespace=None):
+def _fitted(estimator, theta, iterations, fold, i, n_rows, namespace=None, names=None):
     """``estimator`` (an unfitted clone) with the attributes its ``fit`` on binary
     ``i``'s rows sets, its model's coefficients ``theta`` (arrays of ``X``'s namespace,
-    on its device, where ``X`` takes the array-API path)."""
+    on its device, where ``X`` takes the array-API path), and ``X``'s column ``names``
+    (or None) as the ``feature_names_in_`` of the step that sees ``X`` itself: the
+    scaler of a pipeline (its model sees the scaler's array), else the model."""
     d = fold.d
     if type(estimator) is Pipeline:
         scaler, model = estimator.steps[0][1], estimator.steps[1][1]
@@ -915,6 +956,9 @@ def _fitted(estimator, theta, iterations, fold, i, n_rows, namespace=None):
             scaler.mean_ = scaler.var_ = scaler.scale_ = None
     else:
         model = estimator
+    if names is not None:  # each binary its own array, as each fit stores one
+        first = model if model is estimator else scaler
+        first.feature_names_in_ = names.copy()
     model.n_features_in_ = d
     model.classes_ = np.array([0, 1])
     model.n_iter_ = np.array([iterations], dtype=np.int32)
@@ -939,8 +983,8 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
     ----------
     learners : list of estimators
         One learner per code column.
-    X : ndarray of shape (n_samples, n_features)
-        All samples.
+    X : array-like of shape (n_samples, n_features)
+        All samples, as the learners' ``fit`` takes them (:func:`batched_columns`).
     y : ndarray of shape (n_samples,)
         Their class indices.
     code : ndarray of shape (n_classes, n_columns)
@@ -971,7 +1015,7 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
     batch = batched_columns(learners, X, fit_params)
     if batch is None:
         return None
-    X = batch.X
+    X, names = batch.X, batch.feature_names
     namespace = array_namespace(X)
     xp = np if namespace is None else namespace.xp
     n_classes, M = code.shape
@@ -1010,7 +1054,7 @@ def fit_logistic_binaries(learners, X, y, code, trains, fit_params, *, make, fal
                         templates[key] = make(c)
                     unfitted = _unfitted_copy(templates[key])
                     binaries[c] = _fitted(
-                        unfitted, theta[i], iterations[i], fold, i, n_rows, namespace
+                        unfitted, theta[i], iterations[i], fold, i, n_rows, namespace, names
                     )
                     previous[c] = theta[i]
         for c in range(M):
