@@ -1,7 +1,9 @@
 """Model persistence with skops: :func:`save` writes a model atomically after
 loading it back, a convexagg classifier's binaries packed (:mod:`convexagg.io.packed`);
 :func:`load` checks the file's shape against limits, then refuses every type
-neither skops nor convexagg trusts (:func:`trusted_types`).
+neither skops nor convexagg trusts (:func:`trusted_types`). Both import skops
+through :func:`_skops_io`, which keeps the names of the scikit-learn estimators
+skops trusts in the user's cache directory.
 """
 
 from __future__ import annotations
