@@ -11,14 +11,17 @@ Measured, each against its target (BENCHMARKS.md):
   (target: at most 2x) and against skops' own ``skops.io.dumps`` (for reference);
 * **load**: ``convexagg.io.load`` of that file, in the process that saved it
   (the modules imported), interleaved with ``pickle.loads``; and once per fresh
-  process: ``import convexagg.io``, ``import skops.io`` (it imports every
-  scikit-learn estimator, to list the types it trusts), the first call (which
-  imports the classes the model needs), the whole process (target: the call
-  within 0.5 s);
+  process: ``import convexagg.io``, the import of ``skops.io`` as ``load`` does it
+  (the names of the scikit-learn estimators skops trusts read from convexagg's
+  cache), the first call (which imports the classes the model needs), the whole
+  process (target: the call within 0.5 s);
 * **predict**: ``convexagg predict MODEL DATA.csv`` on 38 rows of digits, the model
   saved by ``convexagg fit`` on the digits as a CSV, wall time of the whole process
-  (target: 1.5 s), interleaved with the floor it cannot go below: a process that
-  only imports what it needs (``pandas``, ``skops.io``, ``convexagg.estimator``);
+  (target: 1.5 s), with the cache of skops' trusted names in place (warm) and
+  removed before each run (cold: ``import skops.io`` scans every scikit-learn module,
+  and writes the cache); the same for a process that only loads the model
+  (``convexagg.io.load``); interleaved with the floor it cannot go below: a process
+  that only imports ``pandas`` and the scikit-learn modules the model needs;
 * **help**: ``convexagg --help`` and every subcommand's ``--help`` (target: 0.5 s);
 * **import**: ``from convexagg import ConvexAggregationClassifier`` against
   ``import sklearn.linear_model``, fresh processes interleaved (target: at most
@@ -27,7 +30,9 @@ Measured, each against its target (BENCHMARKS.md):
 
 Processes are started interleaved (one of each alternative per round), so a load
 change on a shared machine hits all alike; best and median per alternative and
-their ratios. Temporary files live in a temporary folder (deleted afterwards).
+their ratios. Temporary files live in a temporary folder (deleted afterwards), the
+cache of skops' trusted names too (``XDG_CACHE_HOME``: nothing is written to the
+user's own cache).
 Self-contained: it imports nothing from the other benchmark scripts.
 """
 
@@ -37,6 +42,7 @@ import json
 import os
 import pickle
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,6 +55,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lib import common as C  # noqa: E402
 
+# What a model of ``convexagg fit`` needs besides convexagg: its classes' modules.
+FLOOR_MODULES = (
+    "sklearn.linear_model",
+    "sklearn.pipeline",
+    "sklearn.preprocessing",
+    "sklearn.compose",
+    "sklearn.impute",
+)
+
 TARGETS = {
     "size_vs_pickle": 2.0,
     "load_s": 0.5,
@@ -58,15 +73,17 @@ TARGETS = {
 }
 
 
-def _environment(pycache):
+def _environment(folder):
     """The environment of the timed processes: one BLAS thread, this convexagg, its
-    bytecode cached in ``pycache`` as an installed package has it (a checkout run with
-    PYTHONDONTWRITEBYTECODE would compile every module in every process)."""
+    bytecode cached in ``folder / "pycache"`` as an installed package has it (a
+    checkout run with PYTHONDONTWRITEBYTECODE would compile every module in every
+    process), the user's cache directory ``folder / "cache"``."""
     import convexagg
 
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    env["XDG_CACHE_HOME"] = str(folder / "cache")
     src = str(Path(convexagg.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
     return env
@@ -90,15 +107,22 @@ def _summary(times):
     }
 
 
-def _interleaved(commands, repeat, env):
+def _interleaved(commands, repeat, env, cold=()):
     """``{name: summary}`` of each command's wall time, the commands run in turn
-    (after one untimed run of each, which caches its bytecode)."""
-    for argv in commands.values():
-        _wall(argv, env)
+    (after one untimed run of each, which caches its bytecode); the commands named
+    in ``cold`` run without convexagg's cache (removed before each run)."""
+
+    def run(name, argv):
+        if name in cold:
+            shutil.rmtree(Path(env["XDG_CACHE_HOME"]) / "convexagg", ignore_errors=True)
+        return _wall(argv, env)
+
+    for name, argv in commands.items():
+        run(name, argv)
     times = {name: [] for name in commands}
     for _ in range(repeat):
         for name, argv in commands.items():
-            times[name].append(_wall(argv, env))
+            times[name].append(run(name, argv))
     return {name: _summary(t) for name, t in times.items()}
 
 
@@ -158,7 +182,7 @@ def measure_files(folder, repeat, env):
         "t0 = time.perf_counter()\n"
         "import convexagg.io as cio\n"
         "t1 = time.perf_counter()\n"
-        "import skops.io\n"
+        "cio.models._skops_io()\n"
         "t2 = time.perf_counter()\n"
         "cio.load(sys.argv[1])\n"
         "t3 = time.perf_counter()\n"
@@ -203,14 +227,25 @@ def measure_predict(folder, repeat, env):
     argv = ["fit", str(train), "--target", "target", "--out", str(model), "--holdout", "0"]
     if main(argv) != 0:
         raise RuntimeError("convexagg fit failed")
-    floor = "import pandas, skops.io, convexagg.estimator"
+    floor = f"import pandas, {', '.join(FLOOR_MODULES)}"
+    predict = [sys.executable, "-m", "convexagg", "predict", str(model), str(rows)]
+    load = [sys.executable, "-c", f"from convexagg.io import load; load({str(model)!r})"]
     commands = {
-        "convexagg predict": [sys.executable, "-m", "convexagg", "predict", str(model), str(rows)],
+        "convexagg predict": predict,
+        "convexagg predict, cold cache": predict,
+        "load process": load,
+        "load process, cold cache": load,
         "floor (imports only)": [sys.executable, "-c", floor],
     }
-    result = _interleaved(commands, repeat, env)
+    cold = {"convexagg predict, cold cache", "load process, cold cache"}
+    result = _interleaved(commands, repeat, env, cold=cold)
+    result["floor_statement"] = floor
     result["model_file_bytes"] = model.stat().st_size
     result["predict_vs_floor"] = _ratio(result["convexagg predict"], result["floor (imports only)"])
+    result["cold_vs_warm"] = {
+        "predict": _ratio(result["convexagg predict, cold cache"], result["convexagg predict"]),
+        "load process": _ratio(result["load process, cold cache"], result["load process"]),
+    }
     return result
 
 
@@ -311,7 +346,7 @@ def main(argv=None):
     result = {"machine": _machine(), "targets": TARGETS}
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        env = _environment(folder / "pycache")
+        env = _environment(folder)
         result["size"], result["load"] = measure_files(folder, args.repeat, env)
         result["predict"] = measure_predict(folder, args.repeat, env)
         result["help"] = measure_help(args.repeat, env)

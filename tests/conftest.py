@@ -6,6 +6,16 @@ import sklearn
 from binary_outputs import digits_complete_outputs, digits_outputs
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_home(tmp_path_factory):
+    """The user's cache directory, where ``convexagg.io`` keeps the names of the
+    scikit-learn estimators skops trusts, in a temporary folder for the whole session
+    (the command-line tests' processes inherit it): the suite never writes to the real one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def digits_binary_outputs():
     """``{code: (Q, y, code_matrix)}``: in-sample outputs on digits (ovr, ovo, ecoc)."""

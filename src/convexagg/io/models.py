@@ -1,16 +1,25 @@
 """Model persistence with skops: :func:`save` writes a model atomically after
 loading it back, a convexagg classifier's binaries packed (:mod:`convexagg.io.packed`);
 :func:`load` checks the file's shape against limits, then refuses every type
-neither skops nor convexagg trusts (:func:`trusted_types`).
+neither skops nor convexagg trusts (:func:`trusted_types`). Both import skops
+through :func:`_skops_io`, which keeps the names of the scikit-learn estimators
+skops trusts in the user's cache directory.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import hashlib
 import importlib
 import inspect
 import io as _io
+import json
+import os
 import re
+import stat
+import sys
+import threading
 import zipfile
 import zlib
 
@@ -137,6 +146,158 @@ def trusted_types():
     return sorted(names)
 
 
+# --------------------------------------------------------------------------- skops' import
+
+# Importing skops.io lists the scikit-learn estimators it trusts with
+# ``sklearn.utils.all_estimators()``, a scan that imports every scikit-learn module,
+# and torch where installed (BENCHMARKS.md, "Model files and start-up"); the names
+# depend only on the installed packages, so they are kept on disk per environment.
+_TRUSTED_NAMES_KEY = "sklearn_estimator_type_names"
+_SKLEARN_TYPE_NAME = re.compile(r"sklearn(?:\.[A-Za-z_][A-Za-z0-9_]*)+\.[A-Za-z_][A-Za-z0-9_]*")
+_MAX_CACHE_BYTES = 2**20
+_SKOPS_IMPORT_LOCK = threading.Lock()
+
+
+def _cache_folder():
+    """``convexagg`` in the user's cache directory (``$XDG_CACHE_HOME``, else
+    ``~/.cache``), or None if there is no absolute one."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "convexagg") if os.path.isabs(base) else None
+
+
+def _trusted_names_key():
+    """What skops' trusted estimator names depend on: the scikit-learn and skops
+    versions, the Python version and scikit-learn's install path."""
+    import sklearn
+    import skops
+
+    where = os.path.dirname(os.path.abspath(sklearn.__file__))
+    return {
+        "sklearn": str(sklearn.__version__),
+        "skops": str(skops.__version__),
+        "python": f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}",
+        "sklearn_path": hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:12],
+    }
+
+
+def _trusted_names_path(key):
+    """The cache file of ``key``, or None without a cache directory."""
+    folder = _cache_folder()
+    if folder is None:
+        return None
+    safe = {name: re.sub(r"[^A-Za-z0-9.]+", "_", value) for name, value in key.items()}
+    name = (
+        f"skops-trusted-sklearn-{safe['sklearn']}-skops-{safe['skops']}-{safe['python']}-"
+        f"{safe['sklearn_path']}.json"
+    )
+    return os.path.join(folder, name)
+
+
+def _valid_names(names):
+    return (
+        isinstance(names, list)
+        and bool(names)
+        and all(isinstance(n, str) and _SKLEARN_TYPE_NAME.fullmatch(n) for n in names)
+    )
+
+
+def _read_trusted_names(path, key):
+    """The names cached at ``path`` for ``key``; None if the file is missing, not a
+    regular file of this user that only they can write, unreadable, or holds
+    anything but a list of ``sklearn.``-dotted names under ``key``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            mine = not hasattr(os, "getuid") or (
+                st.st_uid == os.getuid() and not st.st_mode & 0o022
+            )
+            if not (stat.S_ISREG(st.st_mode) and mine and st.st_size <= _MAX_CACHE_BYTES):
+                return None
+            content = json.loads(f.read(_MAX_CACHE_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(content, dict) or content.get("key") != key:
+        return None
+    names = content.get(_TRUSTED_NAMES_KEY)
+    return names if _valid_names(names) else None
+
+
+def _write_trusted_names(path, key, names):
+    """Cache ``names`` for ``key`` at ``path``, atomically; any failure is ignored
+    (the next import scans again)."""
+    if not _valid_names(names):
+        return
+    try:
+        if os.path.lexists(path) and not os.path.isfile(path):
+            return  # a device or pipe stays as it is
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with atomic_write(path, "w") as f:
+            json.dump({"key": key, _TRUSTED_NAMES_KEY: list(names)}, f)
+    except (OSError, ValueError):
+        pass
+
+
+def _stand_in_estimators(names, all_estimators):
+    """A replacement for ``all_estimators`` returning ``(name, class)`` pairs whose
+    classes carry only the ``__module__`` and ``__name__`` of ``names``."""
+    pairs = []
+    for name in names:
+        module, _, class_name = name.rpartition(".")
+        pairs.append((class_name, type(class_name, (), {"__module__": module})))
+
+    def cached(type_filter=None):
+        return list(pairs) if type_filter is None else all_estimators(type_filter)
+
+    return cached
+
+
+def _skops_trusted_names():
+    module = sys.modules.get("skops.io._trusted_types")
+    names = getattr(module, "SKLEARN_ESTIMATOR_TYPE_NAMES", None)
+    return list(names) if isinstance(names, list) else None
+
+
+@functools.cache
+def _skops_io():
+    """``skops.io``, imported with the names of scikit-learn's estimators it trusts
+    read from the cache (:func:`_read_trusted_names`) when there is one, written to
+    it otherwise.
+
+    The trusted types are skops' own: with the cache, skops computes its list from
+    stand-ins of the cached names, and if that list differs from them, ``skops.io``
+    is imported again the ordinary way.
+    """
+    with _SKOPS_IMPORT_LOCK:  # one thread replaces all_estimators at a time
+        if "skops.io._trusted_types" in sys.modules:
+            import skops.io
+
+            return skops.io
+        import sklearn.utils
+
+        key = _trusted_names_key()
+        path = _trusted_names_path(key)
+        names = None if path is None else _read_trusted_names(path, key)
+        if names is not None:
+            real = sklearn.utils.all_estimators
+            sklearn.utils.all_estimators = _stand_in_estimators(names, real)
+            try:
+                import skops.io
+            finally:
+                sklearn.utils.all_estimators = real
+            if _skops_trusted_names() == names:
+                return skops.io
+            for name in [m for m in sys.modules if m == "skops.io" or m.startswith("skops.io.")]:
+                del sys.modules[name]
+        import skops.io
+
+        if path is not None:
+            _write_trusted_names(path, key, _skops_trusted_names())
+        return skops.io
+
+
 def _with_packed_binaries(obj, memo, depth=0):
     """``obj`` with the binaries of every convexagg classifier in it packed
     (:func:`convexagg.io.packed.pack`): the estimators, lists, tuples and
@@ -237,7 +398,7 @@ def save(model, path, inputs=()):
         namespace than NumPy's (fitted on PyTorch or CuPy input), which skops
         cannot store. Nothing is written then.
     """
-    import skops.io as sio
+    sio = _skops_io()
 
     found = _device_array(model)
     if found is not None:
@@ -434,7 +595,7 @@ def load(path, trusted=None, *, max_bytes=DEFAULT_MAX_BYTES):
             f"trusted must be a list of type names (str), got {trusted!r}; "
             "trusting everything at once is not supported."
         )
-    import skops.io as sio
+    sio = _skops_io()
 
     # read once (what is checked is what is loaded), bounded before reading
     data = read_limited(path, max_bytes, "a model file")
