@@ -17,7 +17,8 @@ binaries and the weights refitted on all rows):
 
 Each run is a child process (the two versions share a package name); runs
 alternate old, new, old, new. The breakdown is measured inside the child:
-time in the binaries' ``fit`` (``convexagg.binary.fit_binary``), in the
+time in the binaries' fits (``convexagg.binary.fit_binary``, and the batched
+``fit_logistic_binaries`` where the version has it), in the
 regularisation paths, and the rest (the binaries' outputs, the final
 weights, validation). "Aggregation" is everything but training binaries.
 """
@@ -54,24 +55,30 @@ def child(src, data_dir, version, quick):
     assert convexagg.__file__.startswith(src), convexagg.__file__
     X, _, y, _ = W.letter_split(data_dir, W.QUICK_ROWS if quick else None)
     spent = {"binaries": 0.0, "path": 0.0}
+    depth = {"binaries": 0, "path": 0}
 
     def timed(name, fn):
+        # counted at the outermost call only: the batched trainer fits some binaries
+        # one by one through the timed fit_binary
         def wrapper(*a, **k):
+            depth[name] += 1
             t0 = time.perf_counter()
             try:
                 return fn(*a, **k)
             finally:
-                spent[name] += time.perf_counter() - t0
+                depth[name] -= 1
+                if depth[name] == 0:
+                    spent[name] += time.perf_counter() - t0
 
         return wrapper
 
-    # the binaries' fit, in each module that calls it (one module before the split of
-    # binary.py, binary and out_of_fold after it)
+    # the binaries' fit, one by one or batched, in each module that calls it (one module
+    # before the split of binary.py, binary and out_of_fold after it)
     for name in ("convexagg.binary", "convexagg.out_of_fold"):
         if importlib.util.find_spec(name) is None:
             continue
         module = importlib.import_module(name)
-        for attr in ("fit_binary", "_fit_binary"):
+        for attr in ("fit_binary", "_fit_binary", "fit_logistic_binaries"):
             if hasattr(module, attr):
                 setattr(module, attr, timed("binaries", getattr(module, attr)))
     # the regularisation paths: by the name model_selection calls them (0.1 and 0.2 to
