@@ -466,13 +466,29 @@ def _embed(xp, values, where, n):
 
 
 def _sum_by_owner(xp, values, owner, n):
-    """``out[b] = sum of values[i] with owner[i] == b`` (rows; ``owner`` a NumPy array),
-    as one product with the owners' indicator matrix: a few rows per owner, far fewer
-    than the data's rows, so the product is small and one call replaces a loop of
-    gathers (BENCHMARKS.md, "The logistic-regression binaries trained together")."""
-    indicator = np.zeros((n, owner.size))
-    indicator[owner, np.arange(owner.size)] = 1.0
-    return xp.asarray(indicator, dtype=values.dtype, device=values.device) @ values
+    """``out[b] = sum of values[i] with owner[i] == b`` (rows; ``owner`` a NumPy array).
+
+    On NumPy one ``add.reduceat`` over the rows sorted by owner; on other namespaces
+    (no ``reduceat`` in the array API) a ``take`` per group of owners with the same
+    number of rows. A product with the owners' indicator matrix would cost ``n`` times
+    the rows' size: far more where a batch holds hundreds of binaries.
+    """
+    order = np.argsort(owner, kind="stable")
+    counts = np.bincount(owner, minlength=n)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    if xp is np:
+        out = np.zeros((n, *values.shape[1:]), dtype=values.dtype)
+        present = counts > 0
+        out[present] = np.add.reduceat(values[order], starts[present], axis=0)
+        return out
+    parts, owners = [], []
+    for count in np.unique(counts[counts > 0]):
+        ids = np.flatnonzero(counts == count)
+        index = order[starts[ids][:, None] + np.arange(count)].ravel()
+        part = xp.reshape(_take(xp, values, index), (ids.size, int(count), *values.shape[1:]))
+        parts.append(xp.sum(part, axis=1))
+        owners.append(ids)
+    return _embed(xp, xp.concat(parts, axis=0), np.concatenate(owners), n)
 
 
 # --------------------------------------------------------------------------------------
