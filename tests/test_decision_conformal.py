@@ -54,8 +54,9 @@ def test_scores_by_hand():
     aps = np.array([[sum(p for p in row if p > row[k]) + row[k] for k in range(4)] for row in P])
     np.testing.assert_allclose(class_scores(P, "aps"), aps, atol=1e-12)
     u = rng.uniform(size=60)
-    randomised = [[sum(p for p in row if p > row[k]) + ui * row[k] for k in range(4)]
-                  for row, ui in zip(P, u)]
+    randomised = [
+        [sum(p for p in row if p > row[k]) + ui * row[k] for k in range(4)] for row, ui in zip(P, u)
+    ]
     np.testing.assert_allclose(class_scores(P, "aps", u), randomised, atol=1e-12)
     np.testing.assert_allclose(class_scores(P, "lac"), 1 - P)
     with pytest.raises(ValueError, match="score must be one of"):

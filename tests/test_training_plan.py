@@ -71,8 +71,14 @@ def _fit(iris, case, sample_weight=None, **params):
         binaries = _binaries(X, y)
         estimator = binaries if given == "binaries" else [FrozenEstimator(b) for b in binaries]
     clf = ConvexAggregationClassifier(
-        estimator, code="ovr", cv=cv, ensemble=ensemble, alpha=1e-2, solver=SOLVER,
-        random_state=0, **params,
+        estimator,
+        code="ovr",
+        cv=cv,
+        ensemble=ensemble,
+        alpha=1e-2,
+        solver=SOLVER,
+        random_state=0,
+        **params,
     )
     return clf.fit(X, y, sample_weight=sample_weight)
 
@@ -144,7 +150,8 @@ def test_frozen_binaries_are_not_refitted_and_match_prefit(iris):
     before = [b.coef_.copy() for b in binaries]
     prefit = ConvexAggregationClassifier(binaries, code="ovr", cv="prefit").fit(X, y)
     frozen = ConvexAggregationClassifier(
-        [FrozenEstimator(b) for b in binaries], code="ovr"  # the default cv: nothing is fitted
+        [FrozenEstimator(b) for b in binaries],
+        code="ovr",  # the default cv: nothing is fitted
     ).fit(X, y)
     assert all(np.array_equal(b.coef_, c) for b, c in zip(binaries, before))
     np.testing.assert_allclose(frozen.weights_, prefit.weights_, rtol=1e-12)
