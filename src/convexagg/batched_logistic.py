@@ -12,7 +12,7 @@ once, fold after fold, by Newton's method:
   Hessians are matrix products with its rows (BLAS-3): margins ``X_k @ U``, gradients
   ``X_k.T @ R``, and, for up to :data:`EXPLICIT_HESSIAN_FEATURES` features, the exact
   Hessians ``Z_k.T @ H`` with ``Z_k`` the rows' outer products (their upper triangles,
-  flattened), solved for every binary by one batched ``linalg.solve``; with more
+  flattened, kept in float32), solved for every binary by one batched ``linalg.solve``; with more
   features, Newton steps by batched conjugate gradients whose Hessian-vector products
   are matrix products too (taken on tall data only, :data:`ROWS_PER_FEATURE`: with
   few rows per feature scikit-learn's L-BFGS, one binary at a time, is as fast);
@@ -524,7 +524,11 @@ class _Rows:
         p = X.shape[1] + 1
         self.pairs = np.triu_indices(p) if explicit else None
         cached = explicit and X.shape[0] * (p * (p + 1) // 2) * 8 <= _OUTER_BYTES
-        self.outer = _outer_products(xp, self.with_ones, self.pairs) if cached else None
+        # stored in float32: they only shape the Newton steps (the gradient stays float64,
+        # so the iteration reaches the same optimum), and reading them is most of a step's
+        # time (BENCHMARKS.md, "The logistic-regression binaries trained together")
+        outer = _outer_products(xp, self.with_ones, self.pairs) if cached else None
+        self.outer = None if outer is None else xp.astype(outer, xp.float32)
 
 
 class _Fold:
@@ -674,8 +678,11 @@ class _Fold:
             losses.append(xp.sum(loss, axis=0))
             grads.append(slope.T @ block.X)
             if hessian == "explicit":
-                outer = block.outer if block.outer is not None else self._outer(block.X)
-                curves.append(curve.T @ outer)
+                if block.outer is not None:  # float32 (_Rows)
+                    sums = xp.astype(curve.T, block.outer.dtype) @ block.outer
+                    curves.append(xp.astype(sums, curve.dtype))
+                else:
+                    curves.append(curve.T @ self._outer(block.X))
             else:
                 curves.append(xp.concat([curve.T @ block.X, curve.T @ (block.X**2)], axis=1))
                 kept.append((pos, curve))
