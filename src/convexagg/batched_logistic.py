@@ -86,8 +86,9 @@ __all__ = [
 ]
 
 # up to this many features (intercept included), Newton steps use exact Hessians
-# (n x p(p+1)/2 outer products per fold); above, conjugate gradients, which pay from
-# about 80 features (BENCHMARKS.md, "The logistic-regression binaries trained together")
+# (n x p(p+1)/2 outer products per fold, growing as the square of the features);
+# above, conjugate gradients (BENCHMARKS.md, "The logistic-regression binaries trained
+# together")
 EXPLICIT_HESSIAN_FEATURES = 65
 # conjugate gradients pay on tall data only: with fewer rows per feature (intercept
 # included) than this, L-BFGS one binary at a time is as fast, and the batch is not taken
