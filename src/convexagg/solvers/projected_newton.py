@@ -44,9 +44,19 @@ free set shrinks as weights reach zero): the block ``H_FF`` costs about
 ``n |F|^2`` multiply-adds (:meth:`BlockedObjective.hessian
 <convexagg.aggregation.BlockedObjective.hessian>` with ``variables``), PCG a
 few Hessian-vector products of ``O(n nnz)`` each. Up to
+:data:`FRESH_BUDGET` and :data:`DENSE_MAX_FREE` free variables the block is
+formed and factorised every iteration (``"direct"``). On at most
+``subsample_rows`` samples, where forming and factorising the whole Hessian
+costs at most :data:`LAGGED_MAX_PRODUCTS` products' multiply-adds, its
+factorisation is kept along the solve as the preconditioner of PCG on the
+current Hessian (``"lagged"``), formed anew only after a PCG of more than
+:data:`LAGGED_PRODUCTS` products: the problems with many weights free in sign
+(the zero entries', nearly collinear) that need hundreds of products a solve
+with the diagonal then need tens, at one or two factorisations a solve. Up to
 :data:`DIRECT_BUDGET` and :data:`DENSE_MAX_FREE` free variables (the block's
 per-class parts take ``sum_k |F_k|^2`` floats) the block is formed and
-factorised; above, PCG with a preconditioner: ``"subsample"``, the same block on every k-th of about
+factorised every iteration on more samples too; above, PCG with a
+preconditioner: ``"subsample"``, the same block on every k-th of about
 ``subsample_rows`` samples in single precision (``objective.take``) -- a
 sub-sampled Newton matrix (Byrd, Chin, Neveitt & Nocedal, SIAM J. Optim. 21,
 2011) used, as they suggest, inside CG on the exact Hessian, so its error
@@ -101,6 +111,14 @@ _EPS_ACTIVE = 1e-3
 # (BENCHMARKS.md, "Where the default is not the fastest")
 DIRECT_BUDGET = 3e8
 DENSE_MAX_FREE = 700
+# newton="auto" on at most subsample_rows samples, above FRESH_BUDGET (n |F|^2), where
+# a factorisation of the whole Hessian costs at most LAGGED_MAX_PRODUCTS Hessian-vector
+# products' multiply-adds: the factorised Hessian is kept along the solve as PCG's
+# preconditioner ("lagged"), formed anew after a PCG of more than LAGGED_PRODUCTS
+# products (BENCHMARKS.md, "Where the zero entries' choice spends its time")
+FRESH_BUDGET = 3e7
+LAGGED_MAX_PRODUCTS = 400
+LAGGED_PRODUCTS = 15
 # trials of each of the two line searches of an iteration
 _SEARCH_STEPS = 30
 # PCG stops after this many products at most: past it, a step that PCG cannot
@@ -159,6 +177,10 @@ class _NewtonStep:
         self.objective, self.newton, self.preconditioner = objective, newton, preconditioner
         self.subsample_rows = subsample_rows
         self._sub = None
+        # "lagged": the factorised Hessian kept along the solve, and whether the last
+        # PCG asked for a new one
+        self._held = None
+        self._stale = True
 
     @property
     def sub(self):
@@ -192,13 +214,19 @@ class _NewtonStep:
         return dataclasses.replace(point, value=float("nan"), grad=None, P=point.P[self._rows, ...])
 
     def kind(self, n_free):
-        """``"direct"``, ``"subsample"``, ``"columns"`` or ``"diagonal"`` for ``n_free``
-        free variables."""
+        """``"direct"``, ``"lagged"``, ``"subsample"``, ``"columns"`` or ``"diagonal"``
+        for ``n_free`` free variables."""
         if self.newton == "direct":
             return "direct"
-        affordable = self.objective.n_samples * n_free**2 <= DIRECT_BUDGET
-        if self.newton == "auto" and affordable and n_free <= DENSE_MAX_FREE:
-            return "direct"
+        n = self.objective.n_samples
+        if self.newton == "auto":
+            dense = n_free <= DENSE_MAX_FREE
+            if dense and n * n_free**2 <= FRESH_BUDGET:
+                return "direct"
+            if n <= self.subsample_rows and self._lagged_pays():
+                return "lagged"
+            if dense and n * n_free**2 <= DIRECT_BUDGET:
+                return "direct"
         if self.preconditioner == "auto":
             if n_free <= DENSE_MAX_FREE:
                 return "subsample"
@@ -209,6 +237,18 @@ class _NewtonStep:
                 return "columns"
             return "diagonal"
         return self.preconditioner
+
+    def _lagged_pays(self):
+        """Whether forming and factorising the whole Hessian costs at most
+        :data:`LAGGED_MAX_PRODUCTS` Hessian-vector products (``n N^2 / 2 + N^3 / 6``
+        multiply-adds for ``N`` variables against ``2 n m`` per product, ``m`` stored
+        loss columns), and its assembly holding at most twice its own floats (codes
+        whose stored columns enter many classes have per-class blocks far larger)."""
+        n, N = self.objective.n_samples, self.objective.n_variables
+        m = getattr(getattr(self.objective, "LT", None), "shape", (N,))[0]
+        floats = getattr(self.objective, "hessian_floats", N**2)
+        price = (n * N**2 / 2 + N**3 / 6) / (2 * n * m)
+        return price <= LAGGED_MAX_PRODUCTS and floats <= 2 * N**2
 
     def _has_columns(self):
         """Entry weights on an objective with a grouped Hessian, at most
@@ -259,10 +299,40 @@ class _NewtonStep:
 
         return precondition
 
+    def _lagged(self, point, g, free, pg_norm):
+        """The Newton direction by PCG preconditioned by a kept factorised Hessian.
+
+        The Hessian of every variable is formed and factorised at the first
+        iteration and again after a PCG that needed more than
+        :data:`LAGGED_PRODUCTS` products; in between it is kept. PCG on the current
+        Hessian's free block is preconditioned by the kept inverse's free block (a
+        principal block of a positive definite inverse, itself positive definite,
+        whatever the free set): near the solution the Hessian moves little between
+        iterations, and PCG then needs a few products where a new factorisation
+        costs ``n N^2 + N^3 / 3`` multiply-adds for ``N`` variables (a lagged
+        Newton matrix, as in Shamanskii's method, used inside PCG so that its age
+        costs products, never accuracy).
+        """
+        if self._held is None or self._stale:
+            self._held, self._stale = SymmetricSolver(self.objective.hessian(point)), False
+        solver, padded = self._held, np.zeros(free.size)
+
+        def precondition(r):
+            padded[free] = r
+            return solver.solve(padded)[free]
+
+        forcing = min(0.5, np.sqrt(pg_norm)) * float(np.linalg.norm(g[free]))
+        hessp = _free_block_product(self.objective, point, free)
+        d, cg_iter = pcg(hessp, -g[free], forcing, precondition, maxiter=_CG_MAXITER)
+        self._stale = cg_iter > LAGGED_PRODUCTS
+        return d, "lagged", cg_iter
+
     def __call__(self, point, g, free, pg_norm):
         """``(d_F, kind, cg_iter)``."""
         index = np.flatnonzero(free)
         kind = self.kind(index.size)
+        if kind == "lagged":
+            return self._lagged(point, g, free, pg_norm)
         if kind == "direct":
             H = self.objective.hessian(point, variables=index)
             return SymmetricSolver(H).solve(-g[free]), kind, 0
