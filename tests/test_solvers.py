@@ -393,3 +393,46 @@ def test_auto_keeps_a_fresh_newton_system_where_it_is_cheap(monkeypatch):
     """Below ``FRESH_BUDGET`` multiply-adds every iteration solves its own system."""
     fit = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9))
     assert {kind.split(",")[0] for kind in fit.history_["newton"][1:]} == {"direct"}
+
+
+def test_a_kept_newton_matrix_goes_with_the_next_warm_start(monkeypatch):
+    """A solve warm-started from one that kept a factorised Hessian (the decoders' solve
+    loop hands it on) preconditions with it: no Hessian formed at its first iteration,
+    the same optimum as a direct solve; the loop's results hold none."""
+    import importlib
+
+    from binary_outputs import noisy_code_outputs
+    from convexagg.codes import one_vs_one
+    from convexagg.decoders.fitting import solve_path
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    monkeypatch.setattr(module, "FRESH_BUDGET", 0)
+    code = one_vs_one(6)
+    Q, y = noisy_code_outputs(code, 300, 4)
+    first = BlockedObjective.from_outputs(Q, code, y, Penalty(1e-3), fit_intercept=True)
+    second = first.with_penalty(Penalty(3e-3, intercept_l2=1e-3))
+    solver = ProjectedNewton(tol=1e-9)
+    kept = solver.solve(first)
+    assert kept.newton_matrix is not None
+    formed = []
+    hessian = BlockedObjective.hessian
+    monkeypatch.setattr(
+        BlockedObjective,
+        "hessian",
+        lambda self, *a, **k: formed.append(1) or hessian(self, *a, **k),
+    )
+    result = solver.solve(second, kept)
+    cg = np.asarray(result.history["cg_iter"][1:])
+    assert {k.split(",")[0] for k in result.history["newton"][1:]} == {"lagged"}
+    assert len(formed) == int(np.sum(cg[:-1] > module.LAGGED_PRODUCTS))
+    direct = ProjectedNewton(newton="direct", tol=1e-9).solve(second)
+    assert second.value(result.w) == pytest.approx(second.value(direct.w), rel=1e-12)
+    formed.clear()
+    points = solve_path([[first], [second]], solver)
+    assert all(p.result.newton_matrix is None for p in points)
+    first_cg = np.asarray(points[0].result.history["cg_iter"][1:])
+    second_cg = np.asarray(points[1].result.history["cg_iter"][1:])
+    # the first solve forms one at its start, the second none at its own
+    assert len(formed) == 1 + int(np.sum(first_cg[:-1] > module.LAGGED_PRODUCTS)) + int(
+        np.sum(second_cg[:-1] > module.LAGGED_PRODUCTS)
+    )

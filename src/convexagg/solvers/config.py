@@ -461,6 +461,7 @@ class ProjectedNewton(SolverConfig):
             newton=newton,
             preconditioner=preconditioner,
             callback=callback,
+            newton_matrix=getattr(previous, "newton_matrix", None),
         )
 
 

@@ -173,14 +173,16 @@ def _free_block_product(objective, point, free):
 class _NewtonStep:
     """The Newton direction on the free variables, by the system ``newton`` names."""
 
-    def __init__(self, objective, newton, preconditioner, subsample_rows):
+    def __init__(self, objective, newton, preconditioner, subsample_rows, held=None):
         self.objective, self.newton, self.preconditioner = objective, newton, preconditioner
         self.subsample_rows = subsample_rows
         self._sub = None
-        # "lagged": the factorised Hessian kept along the solve, and whether the last
-        # PCG asked for a new one
-        self._held = None
-        self._stale = True
+        # "lagged": the factorised Hessian kept along the solve (or given, from the
+        # solve this one is warm-started from), and whether the last PCG asked for a
+        # new one
+        if held is not None and held.A.shape[0] != objective.n_variables:
+            held = None
+        self.held, self._stale = held, held is None
 
     @property
     def sub(self):
@@ -303,8 +305,9 @@ class _NewtonStep:
         """The Newton direction by PCG preconditioned by a kept factorised Hessian.
 
         The Hessian of every variable is formed and factorised at the first
-        iteration and again after a PCG that needed more than
-        :data:`LAGGED_PRODUCTS` products; in between it is kept. PCG on the current
+        iteration (unless the solve it is warm-started from kept one: a
+        neighbouring problem's, on the same variables) and again after a PCG that
+        needed more than :data:`LAGGED_PRODUCTS` products; in between it is kept. PCG on the current
         Hessian's free block is preconditioned by the kept inverse's free block (a
         principal block of a positive definite inverse, itself positive definite,
         whatever the free set): near the solution the Hessian moves little between
@@ -313,9 +316,9 @@ class _NewtonStep:
         Newton matrix, as in Shamanskii's method, used inside PCG so that its age
         costs products, never accuracy).
         """
-        if self._held is None or self._stale:
-            self._held, self._stale = SymmetricSolver(self.objective.hessian(point)), False
-        solver, padded = self._held, np.zeros(free.size)
+        if self.held is None or self._stale:
+            self.held, self._stale = SymmetricSolver(self.objective.hessian(point)), False
+        solver, padded = self.held, np.zeros(free.size)
 
         def precondition(r):
             padded[free] = r
@@ -362,6 +365,7 @@ def projected_newton(
     sufficient_decrease=1e-4,
     backtrack=0.5,
     callback=None,
+    newton_matrix=None,
 ):
     """Minimise ``objective`` over ``w >= 0`` (intercepts free) by projected Newton steps.
 
@@ -386,12 +390,17 @@ def projected_newton(
         Armijo constants.
     callback : callable, default=None
         Called with each iteration's record.
+    newton_matrix : SymmetricSolver, default=None
+        A factorised Hessian of a neighbouring problem on the same variables (a
+        warm start's ``newton_matrix``), to precondition the ``"lagged"`` steps
+        with until PCG asks for a new one.
 
     Returns
     -------
     SolverResult
         ``z = max(g_w, 0)`` at the solution (the duals of ``w >= 0`` at an
-        optimum); ``history["newton"]`` says which system each iteration solved.
+        optimum); ``history["newton"]`` says which system each iteration solved;
+        ``newton_matrix`` the factorised Hessian the ``"lagged"`` steps kept.
         A :class:`~sklearn.exceptions.ConvergenceWarning` is emitted when it
         stops before ``tol``.
     """
@@ -412,7 +421,7 @@ def projected_newton(
     nb = n_nonnegative(objective)
     x, point = check_start(objective, _project(np.array(x0, dtype=np.float64), nb))
     evaluations = 1
-    newton_step = _NewtonStep(objective, newton, preconditioner, subsample_rows)
+    newton_step = _NewtonStep(objective, newton, preconditioner, subsample_rows, newton_matrix)
     history = History(HISTORY_KEYS, callback)
 
     def record(step, cg_iter, n_active, kind):
@@ -486,6 +495,8 @@ def projected_newton(
         cauchy = s < 1.0
     summary = f"projected gradient {history.last('projected_gradient'):.2e}"
     z = np.maximum(point.grad[:nb], 0.0)
-    return finish(
+    result = finish(
         x, z, n_iter, reason, history, tol, "projected Newton method", WHY, evaluations, summary
     )
+    result.newton_matrix = newton_step.held
+    return result

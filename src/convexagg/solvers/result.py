@@ -35,6 +35,11 @@ class SolverResult:
         instance ``gap``, ``residual``, ``step``, ``mu``, ``cg_iter``.
     n_evaluations : int
         Evaluations of the objective (passes over the data).
+    newton_matrix : object or None
+        A factorised Hessian of the run's last iterations (the projected Newton
+        method's ``"lagged"`` kind), with which a run warm-started from this
+        result preconditions its first Newton steps; not part of the solution
+        (the decoders' solve loop hands it on and keeps none).
     """
 
     w: np.ndarray
@@ -44,6 +49,7 @@ class SolverResult:
     history: dict = field(default_factory=dict)
     message: str = ""
     n_evaluations: int = 0
+    newton_matrix: object = field(default=None, repr=False, compare=False)
 
 
 class History:
