@@ -413,7 +413,7 @@ def test_a_kept_newton_matrix_goes_with_the_next_warm_start(monkeypatch):
     second = first.with_penalty(Penalty(3e-3, intercept_l2=1e-3))
     solver = ProjectedNewton(tol=1e-9)
     kept = solver.solve(first)
-    assert kept.newton_matrix is not None
+    assert kept.newton_matrix.factor is not None
     formed = []
     hessian = BlockedObjective.hessian
     monkeypatch.setattr(
@@ -436,3 +436,22 @@ def test_a_kept_newton_matrix_goes_with_the_next_warm_start(monkeypatch):
     assert len(formed) == 1 + int(np.sum(first_cg[:-1] > module.LAGGED_PRODUCTS)) + int(
         np.sum(second_cg[:-1] > module.LAGGED_PRODUCTS)
     )
+
+
+def test_lagged_newton_matrix_is_taken_once_pcg_has_spent_its_price(monkeypatch):
+    """Where a direct step would not form a Hessian every iteration, PCG starts with the
+    diagonal and takes the kept factorisation once its products cost as much."""
+    import importlib
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    monkeypatch.setattr(module, "DENSE_MAX_FREE", 10)
+    direct = _zero_entry_fit(monkeypatch, ProjectedNewton(newton="direct", tol=1e-9))
+    monkeypatch.setattr(module, "FACTOR_SPEEDUP", 1e12)  # a factorisation priced near 0
+    cheap = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9))
+    kinds = [kind.split(",")[0] for kind in cheap.history_["newton"][1:]]
+    assert kinds[0] == "diagonal" and set(kinds[1:]) == {"lagged"}
+    assert cheap.objective_ == pytest.approx(direct.objective_, rel=1e-12)
+    monkeypatch.setattr(module, "FACTOR_SPEEDUP", 1e-12)  # never worth it
+    dear = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9))
+    assert {kind.split(",")[0] for kind in dear.history_["newton"][1:]} == {"diagonal"}
+    assert dear.objective_ == pytest.approx(direct.objective_, rel=1e-10)
