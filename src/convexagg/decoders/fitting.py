@@ -272,10 +272,11 @@ def solve_path(points, solver, *, previous=None, warm_start=True, callback=None,
     objectives in order); every stage starts from the last solution found --
     the previous stage's, else the previous point's (with ``warm_start``), else
     ``previous`` -- by the solver's warm-start policy. A :class:`PointFrom`
-    starts from its own ``start`` instead. A factorised Hessian the last solve kept
-    (``SolverResult.newton_matrix``) goes with the next warm start, whichever it is:
-    the points' problems share their variables, and it only preconditions; the
-    results returned hold none, so that one is alive at a time.
+    starts from its own ``start`` instead. What the last solve's Newton steps kept
+    (``SolverResult.newton_matrix``: a factorised Hessian, the products spent without
+    one) goes with the next warm start, whichever it is: the points' problems share
+    their variables, and it only preconditions; the results returned hold none, so
+    that one is alive at a time.
 
     Parameters
     ----------
@@ -301,7 +302,7 @@ def solve_path(points, solver, *, previous=None, warm_start=True, callback=None,
     """
     out = []
     last = previous
-    matrix = None  # the last solve's kept Newton matrix
+    matrix = None  # what the last solve's Newton steps kept
     for point in points:
         stages, start = point, last
         if isinstance(point, PointFrom):

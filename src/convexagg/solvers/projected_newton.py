@@ -58,7 +58,8 @@ that need hundreds of products a solve with the diagonal then need tens, at one
 or two factorisations a solve, where well-conditioned ones keep the diagonal. Up to
 :data:`DIRECT_BUDGET` and :data:`DENSE_MAX_FREE` free variables (the block's
 per-class parts take ``sum_k |F_k|^2`` floats) the block is formed and
-factorised every iteration on more samples too; above, PCG with a
+factorised every iteration where none is kept (more samples, more than
+:data:`LAGGED_MAX_VARIABLES` variables); above, PCG with a
 preconditioner: ``"subsample"``, the same block on every k-th of about
 ``subsample_rows`` samples in single precision (``objective.take``) -- a
 sub-sampled Newton matrix (Byrd, Chin, Neveitt & Nocedal, SIAM J. Optim. 21,
@@ -339,16 +340,16 @@ class _NewtonStep:
         """The Newton direction by PCG preconditioned by a kept factorised Hessian.
 
         The Hessian of every variable is formed and factorised at the first
-        iteration (unless the solve it is warm-started from kept one: a
+        iteration (unless the solve this one is warm-started from kept one: a
         neighbouring problem's, on the same variables) and again after a PCG that
-        needed more than :data:`LAGGED_PRODUCTS` products; in between it is kept. PCG on the current
-        Hessian's free block is preconditioned by the kept inverse's free block (a
-        principal block of a positive definite inverse, itself positive definite,
-        whatever the free set): near the solution the Hessian moves little between
-        iterations, and PCG then needs a few products where a new factorisation
-        costs ``n N^2 + N^3 / 3`` multiply-adds for ``N`` variables (a lagged
-        Newton matrix, as in Shamanskii's method, used inside PCG so that its age
-        costs products, never accuracy).
+        needed more than :data:`LAGGED_PRODUCTS` products; in between it is kept.
+        PCG on the current Hessian's free block is preconditioned by the kept
+        inverse's free block (a principal block of a positive definite inverse,
+        itself positive definite, whatever the free set): near the solution the
+        Hessian moves little between iterations, and PCG then needs a few products
+        where a new factorisation costs ``n N^2 / 2 + N^3 / 6`` multiply-adds for
+        ``N`` variables (a lagged Newton matrix, as in Shamanskii's method, used
+        inside PCG so that its age costs products, never accuracy).
         """
         if self.kept.factor is None or self._stale:
             self.kept.factor = SymmetricSolver(self.objective.hessian(point))

@@ -35,11 +35,11 @@ class SolverResult:
         instance ``gap``, ``residual``, ``step``, ``mu``, ``cg_iter``.
     n_evaluations : int
         Evaluations of the objective (passes over the data).
-    newton_matrix : object or None
-        A factorised Hessian of the run's last iterations (the projected Newton
-        method's ``"lagged"`` kind), with which a run warm-started from this
-        result preconditions its first Newton steps; not part of the solution
-        (the decoders' solve loop hands it on and keeps none).
+    newton_matrix : NewtonMatrix or None
+        What the projected Newton method's ``"lagged"`` steps kept (a factorised
+        Hessian, the products spent without one), for a run warm-started from
+        this result; not part of the solution (the decoders' solve loop hands it
+        on and keeps none).
     """
 
     w: np.ndarray
