@@ -150,6 +150,7 @@ def test_auto_takes_the_columns_preconditioner_above_the_dense_limit(monkeypatch
     kw = dict(alpha=1e-3, entry_weight_shrinkage=0.05)
     direct = ConvexDecoder(**kw, solver=ProjectedNewton(newton="direct", tol=1e-9)).fit(Q, y, code)
     monkeypatch.setattr(module, "DENSE_MAX_FREE", 20)
+    monkeypatch.setattr(module, "LAGGED_MAX_VARIABLES", 0)  # no Hessian kept
     dec = ConvexDecoder(**kw, solver=ProjectedNewton(tol=1e-9)).fit(Q, y, code)
     assert "columns" in set(dec.history_["newton"])
     assert dec.objective_ == pytest.approx(direct.objective_, rel=1e-12)
@@ -169,6 +170,7 @@ def test_auto_takes_the_diagonal_with_zero_entries(monkeypatch):
     kw = dict(alpha=1e-3, entry_weight_shrinkage=0.05, zero_entry_penalty=0.1)
     direct = ConvexDecoder(**kw, solver=ProjectedNewton(newton="direct", tol=1e-9)).fit(Q, y, code)
     monkeypatch.setattr(module, "DENSE_MAX_FREE", 20)
+    monkeypatch.setattr(module, "LAGGED_MAX_VARIABLES", 0)
     dec = ConvexDecoder(**kw, solver=ProjectedNewton(tol=1e-9)).fit(Q, y, code)
     kinds = {kind.split(",")[0] for kind in dec.history_["newton"][1:]}
     assert kinds == {"diagonal"}

@@ -328,3 +328,130 @@ def test_projected_newton_with_most_weights_at_zero(digits_complete_binary_outpu
     assert any("Cauchy point" in k for k in kinds) and "direct" in kinds
     zero = x_star < 1e-10
     assert zero.sum() > 150 and np.all(result.w[zero] == 0.0)
+
+
+def _zero_entry_fit(monkeypatch, solver, fresh_budget=None, **kw):
+    """A default-like fit (entry weights, zero entries, intercepts, sample weights) on
+    one-vs-one outputs of 6 classes: 30 entries and 60 zero-entry weights."""
+    import importlib
+
+    from binary_outputs import noisy_code_outputs
+    from convexagg import ConvexDecoder
+    from convexagg.codes import one_vs_one
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    if fresh_budget is not None:
+        monkeypatch.setattr(module, "FRESH_BUDGET", fresh_budget)
+    code = one_vs_one(6)
+    Q, y = noisy_code_outputs(code, 300, 2)
+    s = np.random.default_rng(3).uniform(0.5, 2.0, size=y.size)
+    params = dict(alpha=1e-3, entry_weight_shrinkage=0.05, zero_entry_penalty=0.05)
+    params.update(fit_intercept=True, **kw)
+    return ConvexDecoder(**params, solver=solver).fit(Q, y, code, sample_weight=s)
+
+
+def test_lagged_newton_matrix_reaches_the_direct_optimum(monkeypatch):
+    """The kept factorised Hessian only preconditions PCG on the current one: the fit is
+    the one of a new Newton system at every iteration."""
+    direct = _zero_entry_fit(monkeypatch, ProjectedNewton(newton="direct", tol=1e-9))
+    lagged = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9), fresh_budget=0)
+    assert lagged.converged_ and direct.converged_
+    assert {kind.split(",")[0] for kind in lagged.history_["newton"][1:]} == {"lagged"}
+    assert lagged.objective_ == pytest.approx(direct.objective_, rel=1e-12)
+    np.testing.assert_allclose(lagged.entry_weights_, direct.entry_weights_, atol=1e-6)
+    np.testing.assert_allclose(lagged.zero_entry_weights_, direct.zero_entry_weights_, atol=1e-6)
+    np.testing.assert_allclose(lagged.intercept_, direct.intercept_, atol=1e-6)
+
+
+def test_lagged_newton_matrix_is_formed_anew_only_after_a_long_pcg(monkeypatch):
+    """Each Hessian formed serves the iterations until a PCG needs more than
+    ``LAGGED_PRODUCTS`` products; with none allowed, one is formed every iteration."""
+    import importlib
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    formed = []
+    hessian = BlockedObjective.hessian
+
+    def counted(self, point, variables=None):
+        formed.append(variables)
+        return hessian(self, point, variables)
+
+    monkeypatch.setattr(BlockedObjective, "hessian", counted)
+    fit = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9), fresh_budget=0)
+    cg = np.asarray(fit.history_["cg_iter"][1:])
+    assert all(v is None for v in formed)  # the whole Hessian, for any free set after it
+    # the first iteration forms one, then each iteration after a PCG above the limit
+    assert len(formed) == 1 + int(np.sum(cg[:-1] > module.LAGGED_PRODUCTS))
+    assert len(formed) < cg.size
+    formed.clear()
+    monkeypatch.setattr(module, "LAGGED_PRODUCTS", 0)
+    fit = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9), fresh_budget=0)
+    assert len(formed) == len(fit.history_["cg_iter"]) - 1
+
+
+def test_auto_keeps_a_fresh_newton_system_where_it_is_cheap(monkeypatch):
+    """Below ``FRESH_BUDGET`` multiply-adds every iteration solves its own system."""
+    fit = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9))
+    assert {kind.split(",")[0] for kind in fit.history_["newton"][1:]} == {"direct"}
+
+
+def test_a_kept_newton_matrix_goes_with_the_next_warm_start(monkeypatch):
+    """A solve warm-started from one that kept a factorised Hessian (the decoders' solve
+    loop hands it on) preconditions with it: no Hessian formed at its first iteration,
+    the same optimum as a direct solve; the loop's results hold none."""
+    import importlib
+
+    from binary_outputs import noisy_code_outputs
+    from convexagg.codes import one_vs_one
+    from convexagg.decoders.fitting import solve_path
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    monkeypatch.setattr(module, "FRESH_BUDGET", 0)
+    code = one_vs_one(6)
+    Q, y = noisy_code_outputs(code, 300, 4)
+    first = BlockedObjective.from_outputs(Q, code, y, Penalty(1e-3), fit_intercept=True)
+    second = first.with_penalty(Penalty(3e-3, intercept_l2=1e-3))
+    solver = ProjectedNewton(tol=1e-9)
+    kept = solver.solve(first)
+    assert kept.newton_matrix.factor is not None
+    formed = []
+    hessian = BlockedObjective.hessian
+    monkeypatch.setattr(
+        BlockedObjective,
+        "hessian",
+        lambda self, *a, **k: formed.append(1) or hessian(self, *a, **k),
+    )
+    result = solver.solve(second, kept)
+    cg = np.asarray(result.history["cg_iter"][1:])
+    assert {k.split(",")[0] for k in result.history["newton"][1:]} == {"lagged"}
+    assert len(formed) == int(np.sum(cg[:-1] > module.LAGGED_PRODUCTS))
+    direct = ProjectedNewton(newton="direct", tol=1e-9).solve(second)
+    assert second.value(result.w) == pytest.approx(second.value(direct.w), rel=1e-12)
+    formed.clear()
+    points = solve_path([[first], [second]], solver)
+    assert all(p.result.newton_matrix is None for p in points)
+    first_cg = np.asarray(points[0].result.history["cg_iter"][1:])
+    second_cg = np.asarray(points[1].result.history["cg_iter"][1:])
+    # the first solve forms one at its start, the second none at its own
+    assert len(formed) == 1 + int(np.sum(first_cg[:-1] > module.LAGGED_PRODUCTS)) + int(
+        np.sum(second_cg[:-1] > module.LAGGED_PRODUCTS)
+    )
+
+
+def test_lagged_newton_matrix_is_taken_once_pcg_has_spent_its_price(monkeypatch):
+    """Where a direct step would not form a Hessian every iteration, PCG starts with the
+    diagonal and takes the kept factorisation once its products cost as much."""
+    import importlib
+
+    module = importlib.import_module("convexagg.solvers.projected_newton")
+    monkeypatch.setattr(module, "DENSE_MAX_FREE", 10)
+    direct = _zero_entry_fit(monkeypatch, ProjectedNewton(newton="direct", tol=1e-9))
+    monkeypatch.setattr(module, "FACTOR_SPEEDUP", 1e12)  # a factorisation priced near 0
+    cheap = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9))
+    kinds = [kind.split(",")[0] for kind in cheap.history_["newton"][1:]]
+    assert kinds[0] == "diagonal" and set(kinds[1:]) == {"lagged"}
+    assert cheap.objective_ == pytest.approx(direct.objective_, rel=1e-12)
+    monkeypatch.setattr(module, "FACTOR_SPEEDUP", 1e-12)  # never worth it
+    dear = _zero_entry_fit(monkeypatch, ProjectedNewton(tol=1e-9))
+    assert {kind.split(",")[0] for kind in dear.history_["newton"][1:]} == {"diagonal"}
+    assert dear.objective_ == pytest.approx(direct.objective_, rel=1e-10)

@@ -10,8 +10,9 @@ decoder is fitted again on the same training outputs with the same candidates
 stages timed by wrappers on the library's functions: the input check, storing the losses,
 taking the folds' rows, the choice's solves (each prior on each fold), the held-out
 evaluations, the fit at the chosen prior, and the rest. Inside the solves: the
-Hessian-vector products (PCG's), the objective's evaluations, the Hessian blocks formed
-and their factorisations (the Newton systems and the preconditioners). Best of
+Hessian-vector products (PCG's), the objective's evaluations, the Hessian blocks formed,
+their factorisations (the Newton systems and the preconditioners) and the solves with
+those factors (a direct step's one, a kept factor's one per PCG iteration). Best of
 ``--repeat`` for every number; one thread. Backs BENCHMARKS.md, "Where the zero entries'
 choice spends its time".
 """
@@ -38,7 +39,13 @@ STAGES = (
     "held-out evaluations",
     "final solve",
 )
-INSIDE = ("hessian-vector products", "evaluations", "hessian blocks", "factorisations")
+INSIDE = (
+    "hessian-vector products",
+    "evaluations",
+    "hessian blocks",
+    "factorisations",
+    "factor solves",
+)
 
 
 class Clock:
@@ -98,6 +105,7 @@ def instrumented(n_rows):
         clock.wrap(BlockedObjective, "evaluate", "evaluations"),
         clock.wrap(BlockedObjective, "hessian", "hessian blocks"),
         clock.wrap(linalg.SymmetricSolver, "__init__", "factorisations"),
+        clock.wrap(linalg.SymmetricSolver, "solve", "factor solves"),
     ]
     for owner, attr, _, timed in patches:
         setattr(owner, attr, timed)

@@ -46,7 +46,8 @@ sum of their sample weights when given):
     in ``solvers/config.py``; resolved here for the data); ``init``, the best
     equal weights unless the objective cannot be subsampled
     (``ProjectedNewton.resolved``); ``newton`` and ``preconditioner``, chosen
-    at each iteration by the number of free weights (``DIRECT_BUDGET`` and
+    at each iteration by the number of free weights and samples
+    (``FRESH_BUDGET``, ``FACTOR_SPEEDUP``, ``DIRECT_BUDGET`` and
     ``DENSE_MAX_FREE`` in ``solvers/projected_newton.py``). Whether the losses
     are stored or recomputed from the outputs on every pass depends on the
     machine's memory (``STORED_SHARE`` in ``aggregation/recomputed.py``), and

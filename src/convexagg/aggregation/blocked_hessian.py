@@ -157,6 +157,11 @@ class BlockedHessians:
         new.LT = self.LT[rows]
         return new
 
+    @property
+    def hessian_floats(self):
+        """The floats :meth:`hessian` holds at once: the Hessian and its per-class blocks."""
+        return self.n_variables**2 + sum(cc.size**2 for cc in self._class_cols)
+
     def _block_scatter(self):
         """The flat positions in the dense Hessian of every class block's entries, class
         after class (computed once), or None where they would outnumber the Hessian's own

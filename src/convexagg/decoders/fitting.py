@@ -272,7 +272,11 @@ def solve_path(points, solver, *, previous=None, warm_start=True, callback=None,
     objectives in order); every stage starts from the last solution found --
     the previous stage's, else the previous point's (with ``warm_start``), else
     ``previous`` -- by the solver's warm-start policy. A :class:`PointFrom`
-    starts from its own ``start`` instead.
+    starts from its own ``start`` instead. What the last solve's Newton steps kept
+    (``SolverResult.newton_matrix``: a factorised Hessian, the products spent without
+    one) goes with the next warm start, whichever it is: the points' problems share
+    their variables, and it only preconditions; the results returned hold none, so
+    that one is alive at a time.
 
     Parameters
     ----------
@@ -298,13 +302,18 @@ def solve_path(points, solver, *, previous=None, warm_start=True, callback=None,
     """
     out = []
     last = previous
+    matrix = None  # what the last solve's Newton steps kept
     for point in points:
         stages, start = point, last
         if isinstance(point, PointFrom):
             stages, start = point.stages, point.start
         results = []
         for objective in stages:
-            results.append(solver.solve(objective, results[-1] if results else start, callback))
+            begin = results[-1] if results else start
+            if begin is not None and matrix is not None:
+                begin = replace(begin, newton_matrix=matrix)
+            results.append(solver.solve(objective, begin, callback))
+            matrix, results[-1].newton_matrix = results[-1].newton_matrix, None
         result = results[-1]
         stage_n_iter = np.array([r.n_iter for r in results])
         if len(results) > 1:

@@ -331,7 +331,11 @@ class ProjectedNewton(SolverConfig):
         The Newton system on the variables not held at zero (``F``):
         ``"direct"``, their Hessian block and a Cholesky solve; ``"cg"``, PCG on
         Hessian-vector products. ``"auto"`` chooses each iteration, by cost:
-        direct while ``n_samples |F|^2 <= 3e8``, PCG above (see
+        direct while ``n_samples |F|^2 <= 3e7``; on up to 4,000 samples, PCG
+        preconditioned by a factorised Hessian kept along the solve and handed
+        to the next warm-started one (``"lagged"`` in the history) where a
+        direct step would form one every iteration or PCG without it has spent
+        what it costs; otherwise direct up to ``3e8``, PCG above (see
         :mod:`~convexagg.solvers.projected_newton`).
     preconditioner : {"auto", "subsample", "columns", "diagonal"}, default="auto"
         For PCG: the Hessian block of every k-th of about 4,000 samples
@@ -458,6 +462,7 @@ class ProjectedNewton(SolverConfig):
             newton=newton,
             preconditioner=preconditioner,
             callback=callback,
+            newton_matrix=getattr(previous, "newton_matrix", None),
         )
 
 

@@ -44,9 +44,23 @@ free set shrinks as weights reach zero): the block ``H_FF`` costs about
 ``n |F|^2`` multiply-adds (:meth:`BlockedObjective.hessian
 <convexagg.aggregation.BlockedObjective.hessian>` with ``variables``), PCG a
 few Hessian-vector products of ``O(n nnz)`` each. Up to
+:data:`FRESH_BUDGET` and :data:`DENSE_MAX_FREE` free variables the block is
+formed and factorised every iteration (``"direct"``). On at most
+``subsample_rows`` samples the whole Hessian's factorisation is kept as the
+preconditioner of PCG on the current Hessian (``"lagged"``) where a direct
+step would form a block every iteration, or once PCG without it has spent as
+many products as it costs (a rent-or-buy rule: its price is its multiply-adds
+over :data:`FACTOR_SPEEDUP` products'); it is formed anew only after a PCG of
+more than :data:`LAGGED_PRODUCTS` products, and handed, with the products
+spent, to a solve warm-started from this one (:class:`NewtonMatrix`). The
+problems with many weights free in sign (the zero entries', nearly collinear)
+that need hundreds of products a solve with the diagonal then need tens, at one
+or two factorisations a solve, where well-conditioned ones keep the diagonal. Up to
 :data:`DIRECT_BUDGET` and :data:`DENSE_MAX_FREE` free variables (the block's
 per-class parts take ``sum_k |F_k|^2`` floats) the block is formed and
-factorised; above, PCG with a preconditioner: ``"subsample"``, the same block on every k-th of about
+factorised every iteration where none is kept (more samples, more than
+:data:`LAGGED_MAX_VARIABLES` variables); above, PCG with a
+preconditioner: ``"subsample"``, the same block on every k-th of about
 ``subsample_rows`` samples in single precision (``objective.take``) -- a
 sub-sampled Newton matrix (Byrd, Chin, Neveitt & Nocedal, SIAM J. Optim. 21,
 2011) used, as they suggest, inside CG on the exact Hessian, so its error
@@ -70,7 +84,7 @@ from .contract import n_nonnegative
 from .linalg import SymmetricSolver, pcg
 from .result import History, check_start, finish, finite
 
-__all__ = ["DENSE_MAX_FREE", "DIRECT_BUDGET", "projected_newton"]
+__all__ = ["DENSE_MAX_FREE", "DIRECT_BUDGET", "NewtonMatrix", "projected_newton"]
 
 HISTORY_KEYS = (
     "objective",
@@ -101,6 +115,17 @@ _EPS_ACTIVE = 1e-3
 # (BENCHMARKS.md, "Where the default is not the fastest")
 DIRECT_BUDGET = 3e8
 DENSE_MAX_FREE = 700
+# newton="auto" on at most subsample_rows samples and LAGGED_MAX_VARIABLES variables
+# (a Hessian and its factor of 32 MB each), above FRESH_BUDGET (n |F|^2): a factorised
+# Hessian is kept along the solve loop as PCG's preconditioner ("lagged") where a direct
+# step would form one every iteration, or once PCG without one has spent the products
+# one costs (its multiply-adds over FACTOR_SPEEDUP, the speed of level-3 BLAS against a
+# product's passes); formed anew after a PCG of more than LAGGED_PRODUCTS products
+# (BENCHMARKS.md, "Where the zero entries' choice spends its time")
+FRESH_BUDGET = 3e7
+LAGGED_MAX_VARIABLES = 2000
+FACTOR_SPEEDUP = 4.0
+LAGGED_PRODUCTS = 15
 # trials of each of the two line searches of an iteration
 _SEARCH_STEPS = 30
 # PCG stops after this many products at most: past it, a step that PCG cannot
@@ -152,13 +177,40 @@ def _free_block_product(objective, point, free):
     return product
 
 
+@dataclasses.dataclass
+class NewtonMatrix:
+    """What the ``"lagged"`` Newton steps keep, and hand to a solve warm-started from
+    theirs (a neighbouring problem on the same variables).
+
+    Attributes
+    ----------
+    factor : SymmetricSolver or None
+        The factorised Hessian kept, None until one pays.
+    products : int
+        Hessian-vector products PCG has spent without one (what one would save).
+    n_variables : int
+        The problems' variables.
+    """
+
+    factor: SymmetricSolver | None = None
+    products: int = 0
+    n_variables: int = 0
+
+
 class _NewtonStep:
     """The Newton direction on the free variables, by the system ``newton`` names."""
 
-    def __init__(self, objective, newton, preconditioner, subsample_rows):
+    def __init__(self, objective, newton, preconditioner, subsample_rows, kept=None):
         self.objective, self.newton, self.preconditioner = objective, newton, preconditioner
         self.subsample_rows = subsample_rows
         self._sub = None
+        # "lagged": what is kept (or given, from the solve this one is warm-started
+        # from, on the same variables), and whether the last PCG asked for a new factor
+        same = kept is not None and kept.n_variables == objective.n_variables
+        self.kept = (
+            dataclasses.replace(kept) if same else NewtonMatrix(n_variables=objective.n_variables)
+        )
+        self._stale = self.kept.factor is None
 
     @property
     def sub(self):
@@ -192,13 +244,22 @@ class _NewtonStep:
         return dataclasses.replace(point, value=float("nan"), grad=None, P=point.P[self._rows, ...])
 
     def kind(self, n_free):
-        """``"direct"``, ``"subsample"``, ``"columns"`` or ``"diagonal"`` for ``n_free``
-        free variables."""
+        """``"direct"``, ``"lagged"``, ``"subsample"``, ``"columns"`` or ``"diagonal"``
+        for ``n_free`` free variables."""
         if self.newton == "direct":
             return "direct"
-        affordable = self.objective.n_samples * n_free**2 <= DIRECT_BUDGET
-        if self.newton == "auto" and affordable and n_free <= DENSE_MAX_FREE:
-            return "direct"
+        n = self.objective.n_samples
+        if self.newton == "auto":
+            dense = n_free <= DENSE_MAX_FREE
+            if dense and n * n_free**2 <= FRESH_BUDGET:
+                return "direct"
+            each_iteration = dense and n * n_free**2 <= DIRECT_BUDGET
+            if n <= self.subsample_rows and self._lagged_fits():
+                kept = self.kept
+                if each_iteration or kept.factor is not None or kept.products >= self._price():
+                    return "lagged"
+            if each_iteration:
+                return "direct"
         if self.preconditioner == "auto":
             if n_free <= DENSE_MAX_FREE:
                 return "subsample"
@@ -209,6 +270,22 @@ class _NewtonStep:
                 return "columns"
             return "diagonal"
         return self.preconditioner
+
+    def _lagged_fits(self):
+        """Whether the whole Hessian may be kept: at most :data:`LAGGED_MAX_VARIABLES`
+        variables, its assembly holding at most twice its own floats (codes whose
+        stored columns enter many classes have per-class blocks far larger)."""
+        N = self.objective.n_variables
+        floats = getattr(self.objective, "hessian_floats", N**2)
+        return N <= LAGGED_MAX_VARIABLES and floats <= 2 * N**2
+
+    def _price(self):
+        """Forming and factorising the whole Hessian, in Hessian-vector products:
+        ``n N^2 / 2 + N^3 / 6`` multiply-adds for ``N`` variables against ``2 n m``
+        per product (``m`` stored loss columns), over :data:`FACTOR_SPEEDUP`."""
+        n, N = self.objective.n_samples, self.objective.n_variables
+        m = getattr(getattr(self.objective, "LT", None), "shape", (N,))[0]
+        return (n * N**2 / 2 + N**3 / 6) / (2 * n * m) / FACTOR_SPEEDUP
 
     def _has_columns(self):
         """Entry weights on an objective with a grouped Hessian, at most
@@ -259,10 +336,42 @@ class _NewtonStep:
 
         return precondition
 
+    def _lagged(self, point, g, free, pg_norm):
+        """The Newton direction by PCG preconditioned by a kept factorised Hessian.
+
+        The Hessian of every variable is formed and factorised at the first
+        iteration (unless the solve this one is warm-started from kept one: a
+        neighbouring problem's, on the same variables) and again after a PCG that
+        needed more than :data:`LAGGED_PRODUCTS` products; in between it is kept.
+        PCG on the current Hessian's free block is preconditioned by the kept
+        inverse's free block (a principal block of a positive definite inverse,
+        itself positive definite, whatever the free set): near the solution the
+        Hessian moves little between iterations, and PCG then needs a few products
+        where a new factorisation costs ``n N^2 / 2 + N^3 / 6`` multiply-adds for
+        ``N`` variables (a lagged Newton matrix, as in Shamanskii's method, used
+        inside PCG so that its age costs products, never accuracy).
+        """
+        if self.kept.factor is None or self._stale:
+            self.kept.factor = SymmetricSolver(self.objective.hessian(point))
+            self._stale = False
+        solver, padded = self.kept.factor, np.zeros(free.size)
+
+        def precondition(r):
+            padded[free] = r
+            return solver.solve(padded)[free]
+
+        forcing = min(0.5, np.sqrt(pg_norm)) * float(np.linalg.norm(g[free]))
+        hessp = _free_block_product(self.objective, point, free)
+        d, cg_iter = pcg(hessp, -g[free], forcing, precondition, maxiter=_CG_MAXITER)
+        self._stale = cg_iter > LAGGED_PRODUCTS
+        return d, "lagged", cg_iter
+
     def __call__(self, point, g, free, pg_norm):
         """``(d_F, kind, cg_iter)``."""
         index = np.flatnonzero(free)
         kind = self.kind(index.size)
+        if kind == "lagged":
+            return self._lagged(point, g, free, pg_norm)
         if kind == "direct":
             H = self.objective.hessian(point, variables=index)
             return SymmetricSolver(H).solve(-g[free]), kind, 0
@@ -277,6 +386,7 @@ class _NewtonStep:
         forcing = min(0.5, np.sqrt(pg_norm)) * float(np.linalg.norm(g[free]))
         hessp = _free_block_product(self.objective, point, free)
         d, cg_iter = pcg(hessp, -g[free], forcing, precondition, maxiter=_CG_MAXITER)
+        self.kept.products += cg_iter
         return d, kind, cg_iter
 
 
@@ -292,6 +402,7 @@ def projected_newton(
     sufficient_decrease=1e-4,
     backtrack=0.5,
     callback=None,
+    newton_matrix=None,
 ):
     """Minimise ``objective`` over ``w >= 0`` (intercepts free) by projected Newton steps.
 
@@ -316,12 +427,18 @@ def projected_newton(
         Armijo constants.
     callback : callable, default=None
         Called with each iteration's record.
+    newton_matrix : NewtonMatrix, default=None
+        What a solve of a neighbouring problem on the same variables kept (a warm
+        start's ``newton_matrix``): its factorised Hessian preconditions the
+        ``"lagged"`` steps until PCG asks for a new one, and its PCG products
+        count toward paying for one.
 
     Returns
     -------
     SolverResult
         ``z = max(g_w, 0)`` at the solution (the duals of ``w >= 0`` at an
-        optimum); ``history["newton"]`` says which system each iteration solved.
+        optimum); ``history["newton"]`` says which system each iteration solved;
+        ``newton_matrix`` what the ``"lagged"`` steps kept (:class:`NewtonMatrix`).
         A :class:`~sklearn.exceptions.ConvergenceWarning` is emitted when it
         stops before ``tol``.
     """
@@ -342,7 +459,7 @@ def projected_newton(
     nb = n_nonnegative(objective)
     x, point = check_start(objective, _project(np.array(x0, dtype=np.float64), nb))
     evaluations = 1
-    newton_step = _NewtonStep(objective, newton, preconditioner, subsample_rows)
+    newton_step = _NewtonStep(objective, newton, preconditioner, subsample_rows, newton_matrix)
     history = History(HISTORY_KEYS, callback)
 
     def record(step, cg_iter, n_active, kind):
@@ -416,6 +533,8 @@ def projected_newton(
         cauchy = s < 1.0
     summary = f"projected gradient {history.last('projected_gradient'):.2e}"
     z = np.maximum(point.grad[:nb], 0.0)
-    return finish(
+    result = finish(
         x, z, n_iter, reason, history, tol, "projected Newton method", WHY, evaluations, summary
     )
+    result.newton_matrix = newton_step.kept
+    return result

@@ -35,6 +35,11 @@ class SolverResult:
         instance ``gap``, ``residual``, ``step``, ``mu``, ``cg_iter``.
     n_evaluations : int
         Evaluations of the objective (passes over the data).
+    newton_matrix : NewtonMatrix or None
+        What the projected Newton method's ``"lagged"`` steps kept (a factorised
+        Hessian, the products spent without one), for a run warm-started from
+        this result; not part of the solution (the decoders' solve loop hands it
+        on and keeps none).
     """
 
     w: np.ndarray
@@ -44,6 +49,7 @@ class SolverResult:
     history: dict = field(default_factory=dict)
     message: str = ""
     n_evaluations: int = 0
+    newton_matrix: object = field(default=None, repr=False, compare=False)
 
 
 class History:
