@@ -1,5 +1,6 @@
-"""Shared by the reliability tests: the decoders to parametrize over, and
-rigorous distance-to-optimum bounds for the convex aggregation problem."""
+"""Shared by the tests: the decoders to parametrize over, rigorous distance-to-optimum
+bounds for the convex aggregation problem, the default decoder's reference fit, and the
+structure of a fitted binary against scikit-learn's own."""
 
 from __future__ import annotations
 
@@ -108,3 +109,29 @@ def fit_default_decoder(clf, Q, y, params, sample_weight=None):
     decoder.fit(Q, y, clf.code_matrix_, sample_weight=sample_weight, candidates=candidates)
     assert decoder.zero_entry_penalty == clf.zero_entry_penalty_
     return decoder
+
+
+def binary_parts(est):
+    """``(scaler or None, model)`` of a fitted binary: a pipeline's first and last step, or
+    the estimator itself."""
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(est, Pipeline):
+        return est.steps[0][1], est.steps[-1][1]
+    return None, est
+
+
+def assert_fitted_like(mine, theirs):
+    """``mine`` is the kind of fitted binary ``theirs`` is: the same class, and in each part
+    (:func:`binary_parts`) the same fitted attributes, of the same types, arrays of the same
+    dtypes and shapes."""
+    assert type(mine) is type(theirs)
+    for a, b in zip(binary_parts(mine), binary_parts(theirs)):
+        if b is None:
+            continue
+        assert sorted(vars(a)) == sorted(vars(b))
+        for name, value in vars(b).items():
+            assert type(getattr(a, name)) is type(value), name
+            if isinstance(value, np.ndarray):
+                assert getattr(a, name).dtype == value.dtype, name
+                assert getattr(a, name).shape == value.shape, name

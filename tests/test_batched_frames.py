@@ -19,7 +19,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_wine
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import convexagg.batched_logistic as batched
@@ -29,6 +29,7 @@ from convexagg import ConvexAggregationClassifier
 from convexagg.batched_logistic import batched_columns, per_binary_path
 from convexagg.binary import fit_binaries
 from convexagg.codes import make_code
+from helpers import assert_fitted_like, binary_parts
 
 CODE = make_code("ovo+ovr", 3)
 M = CODE.shape[1]
@@ -59,12 +60,6 @@ def _torch(frame):
 CONTAINERS = {"pandas": lambda frame: frame, "polars": _polars, "torch": _torch}
 
 
-def _parts(est):
-    if isinstance(est, Pipeline):
-        return est.steps[0][1], est.steps[-1][1]
-    return None, est
-
-
 def _only_batched():
     """No binary fitted by its learner's own ``fit``."""
     return (
@@ -92,7 +87,7 @@ def test_tables_and_tensors_take_the_batch_and_give_the_arrays_model(wine, conta
     named = container != "torch"
     for members in clf.estimators_:
         for est in members:
-            scaler, model = _parts(est)
+            scaler, model = binary_parts(est)
             assert hasattr(scaler, "feature_names_in_") is named
             assert not hasattr(model, "feature_names_in_")  # it sees the scaler's array
             if named:
@@ -100,15 +95,10 @@ def test_tables_and_tensors_take_the_batch_and_give_the_arrays_model(wine, conta
 
 
 def _fitted_attributes_match(mine, theirs):
-    assert type(mine) is type(theirs)
-    for a, b in zip(_parts(mine), _parts(theirs)):
+    assert_fitted_like(mine, theirs)
+    for a, b in zip(binary_parts(mine), binary_parts(theirs)):
         if b is None:
             continue
-        assert sorted(vars(a)) == sorted(vars(b))
-        for name, value in vars(b).items():
-            assert type(getattr(a, name)) is type(value), name
-            if isinstance(value, np.ndarray):
-                assert getattr(a, name).dtype == value.dtype, name
         if hasattr(b, "feature_names_in_"):
             np.testing.assert_array_equal(a.feature_names_in_, b.feature_names_in_)
             assert a.feature_names_in_ is not b.feature_names_in_
@@ -150,9 +140,9 @@ def test_the_binaries_are_those_of_the_per_binary_path(wine, learner, container)
     names = np.asarray(frame.columns, dtype=object)
     for est, ref in zip(estimators, expected):
         _fitted_attributes_match(est, ref)
-        first = _parts(est)[0] or _parts(est)[1]  # the step that sees the table
+        first = binary_parts(est)[0] or binary_parts(est)[1]  # the step that sees the table
         np.testing.assert_array_equal(first.feature_names_in_, names)
-        assert _parts(est)[1].n_iter_[0] < 20  # Newton's iterations, not scikit-learn's
+        assert binary_parts(est)[1].n_iter_[0] < 20  # Newton's iterations, not scikit-learn's
 
 
 def _with_nan(frame):

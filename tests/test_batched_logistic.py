@@ -32,6 +32,7 @@ from convexagg.batched_logistic import batched_columns, per_binary_path
 from convexagg.binary import ConstantBinaryPredictor, fit_binaries
 from convexagg.codes import make_code, sparse_random
 from convexagg.out_of_fold import fold_binaries
+from helpers import assert_fitted_like, binary_parts
 
 K = 4
 
@@ -67,17 +68,10 @@ def _scaled(**params):
 LEARNERS = {"lr": _lr, "scaled": _scaled}
 
 
-def _parts(est):
-    """``(scaler or None, model)`` of a fitted binary."""
-    if isinstance(est, Pipeline):
-        return est.steps[0][1], est.steps[-1][1]
-    return None, est
-
-
 def _objective(est, X, target, weight):
     """scikit-learn's LogisticRegression objective of a fitted binary on its rows:
     ``C * sum_i s_i * loss_i + ||w||^2 / 2``, computed here."""
-    scaler, model = _parts(est)
+    scaler, model = binary_parts(est)
     Z = X if scaler is None else scaler.transform(X)
     margin = Z @ model.coef_[0] + model.intercept_[0]
     loss = np.logaddexp(0.0, margin) - target * margin
@@ -97,7 +91,7 @@ def _reference(learner, X, target, weight):
     """The same binary by scikit-learn's own fit, to tol=1e-10 (its Newton solver: the
     unscaled features make L-BFGS take thousands of iterations to get there)."""
     ref = clone(learner)
-    model = _parts(ref)[1]
+    model = binary_parts(ref)[1]
     model.set_params(solver="newton-cholesky", tol=1e-10, max_iter=10000)
     return ref.fit(X, target, **_weight_params(ref, weight))
 
@@ -111,7 +105,7 @@ def _check_against_scikit_learn(members, trains, learner, X, y, code, weight):
             ref = _reference(learner, X[rows], target, w)
             mine, theirs = _objective(est, X[rows], target, w), _objective(ref, X[rows], target, w)
             assert abs(mine - theirs) <= 1e-8 * abs(theirs), (l, mine, theirs)
-            scaler, ref_scaler = _parts(est)[0], _parts(ref)[0]
+            scaler, ref_scaler = binary_parts(est)[0], binary_parts(ref)[0]
             if scaler is not None:
                 np.testing.assert_allclose(scaler.mean_, ref_scaler.mean_, rtol=1e-12, atol=1e-12)
                 np.testing.assert_allclose(scaler.var_, ref_scaler.var_, rtol=1e-11)
@@ -157,22 +151,14 @@ def test_the_binaries_are_the_objects_scikit_learns_fit_leaves(data):
             rows = np.flatnonzero(code[y, l] != 0)
             target = (code[y[rows], l] == 1).astype(np.int64)
             ref = _reference(learner, X[rows], target, None)
-            assert type(est) is type(ref)
-            for mine, theirs in zip(_parts(est), _parts(ref)):
-                if theirs is None:
-                    continue
-                assert sorted(vars(mine)) == sorted(vars(theirs))
-                for name, value in vars(theirs).items():
-                    assert type(getattr(mine, name)) is type(value), name
-                    if isinstance(value, np.ndarray):
-                        assert getattr(mine, name).dtype == value.dtype, name
-                        assert getattr(mine, name).shape == value.shape, name
+            assert_fitted_like(est, ref)
+            for mine, theirs in zip(binary_parts(est), binary_parts(ref)):
                 if isinstance(theirs, StandardScaler) and theirs.mean_ is not None:
                     np.testing.assert_allclose(mine.mean_, theirs.mean_, rtol=1e-12)
                 if isinstance(theirs, StandardScaler):
                     assert mine.n_samples_seen_ == theirs.n_samples_seen_
-            np.testing.assert_array_equal(_parts(est)[1].classes_, [0, 1])
-            assert _parts(est)[1].n_iter_[0] >= 1
+            np.testing.assert_array_equal(binary_parts(est)[1].classes_, [0, 1])
+            assert binary_parts(est)[1].n_iter_[0] >= 1
             # the fitted binary predicts as scikit-learn's (its own predict_proba)
             np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-8)
 
@@ -195,13 +181,13 @@ def test_features_constant_on_a_binarys_rows_are_scaled_as_scikit_learn_does(dat
             target = (code[y[rows], l] == 1).astype(np.int64)
             w = None if weight is None else weight[rows]
             ref = _reference(learner, X[rows], target, w)
-            mine, theirs = _parts(est)[0], _parts(ref)[0]
+            mine, theirs = binary_parts(est)[0], binary_parts(ref)[0]
             np.testing.assert_array_equal(mine.scale_ == 1.0, theirs.scale_ == 1.0)
             np.testing.assert_allclose(mine.scale_, theirs.scale_, rtol=1e-11)
             np.testing.assert_allclose(mine.mean_, theirs.mean_, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(mine.var_, theirs.var_, rtol=1e-11, atol=1e-24)
             np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-8)
-        assert any((_parts(est)[0].scale_ == 1.0).any() for est in estimators)
+        assert any((binary_parts(est)[0].scale_ == 1.0).any() for est in estimators)
 
 
 def test_repeated_rows_are_integer_weights(data):
@@ -212,7 +198,7 @@ def test_repeated_rows_are_integer_weights(data):
     repeat = weights.astype(int)
     repeated = fit_binaries(learner, np.repeat(X, repeat, axis=0), np.repeat(y, repeat), code)
     for a, b in zip(weighted, repeated):
-        (sa, ma), (sb, mb) = _parts(a), _parts(b)
+        (sa, ma), (sb, mb) = binary_parts(a), binary_parts(b)
         np.testing.assert_allclose(sa.mean_, sb.mean_, rtol=1e-12)
         np.testing.assert_allclose(sa.var_, sb.var_, rtol=1e-10)
         assert sa.n_samples_seen_ == sb.n_samples_seen_
@@ -426,7 +412,7 @@ def test_array_api_X_is_trained_batched_on_its_device(data, name, dispatch):
             estimators = fit_binaries(learner, to_xp(name, X), y, code, fit_params=params)
             expected = fit_binaries(learner, X, y, code, fit_params=params)
         for est, ref in zip(estimators, expected):
-            (scaler, model), (ref_scaler, ref_model) = _parts(est), _parts(ref)
+            (scaler, model), (ref_scaler, ref_model) = binary_parts(est), binary_parts(ref)
             assert of_namespace(name, model.coef_) and of_namespace(name, model.intercept_)
             np.testing.assert_allclose(host(model.coef_), ref_model.coef_, rtol=1e-12, atol=1e-14)
             np.testing.assert_allclose(

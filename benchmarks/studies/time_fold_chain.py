@@ -7,7 +7,9 @@ classifier end to end".
 
 letter (the standardised 18,000 training rows), 5 shuffled stratified folds (seed 0),
 ``LogisticRegression()`` binaries of the one-vs-one (325) and one-vs-rest (26) codes,
-``fold_binaries`` as the classifier calls it, in one process, the two paths
+``fold_binaries`` as the classifier calls it on the per-binary path (each binary by its
+learner's own ``fit``, as for the learners the batched trainer does not take;
+:func:`convexagg.batched_logistic.per_binary_path`), in one process, the two paths
 alternating: the chain (:func:`convexagg.out_of_fold.starts_folds_warm`) and the same call
 with the chain switched off. Reports each path's best and median seconds, the mean
 L-BFGS iterations per binary, and how far each path's out-of-fold outputs are from the
@@ -37,6 +39,7 @@ def main():
     from sklearn.model_selection import StratifiedKFold
 
     import convexagg.out_of_fold as out_of_fold
+    from convexagg.batched_logistic import per_binary_path
     from convexagg.codes import make_code
 
     args = C.parser(__doc__.splitlines()[0]).parse_args()
@@ -56,7 +59,8 @@ def main():
         for _ in range(repeat):
             for path in runs:
                 chained = path == "chained"
-                with mock.patch.object(out_of_fold, "starts_folds_warm", lambda e, c=chained: c):
+                warm = mock.patch.object(out_of_fold, "starts_folds_warm", lambda e, c=chained: c)
+                with warm, per_binary_path():
                     start = time.perf_counter()
                     fits[path] = out_of_fold.fold_binaries(
                         LogisticRegression(), X, y, code, splits, "proba"

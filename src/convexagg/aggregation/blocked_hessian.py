@@ -159,7 +159,8 @@ class BlockedHessians:
 
     @property
     def hessian_floats(self):
-        """The floats :meth:`hessian` holds at once: the Hessian and its per-class blocks."""
+        """The floats :meth:`hessian` holds at once: the Hessian and its per-class blocks
+        (more than twice the Hessian's own: the blocks are added class by class)."""
         return self.n_variables**2 + sum(cc.size**2 for cc in self._class_cols)
 
     def _block_scatter(self):
@@ -171,7 +172,7 @@ class BlockedHessians:
         if self._scatter is None:
             n = self.n_variables
             idx = [self._weight[cc] for cc in self._class_cols if cc.size]
-            if not idx or sum(i.size**2 for i in idx) > n * n:
+            if not idx or self.hessian_floats > 2 * n * n:
                 self._scatter = False
             else:
                 self._scatter = np.concatenate([(i[:, None] * n + i).ravel() for i in idx])
